@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("campfire-bench: not built yet");
+    std::process::exit(2);
+}

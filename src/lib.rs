@@ -1,0 +1,18 @@
+//! campfire-room: ONCE Campfire as one small static binary.
+//!
+//! The folders are the architecture (docs/architecture.md): `sys` holds every libc call,
+//! `http` parses and writes HTTP/1.1, `server` runs the epoll loops, `db` wraps SQLite,
+//! `crypto` is Rails-compatible cryptography, `richtext` the HTML sanitizer, `views` the
+//! templates compiled by build.rs, `assets` the embedded static files, `app` the controllers.
+
+pub mod sys;
+pub mod arena;
+pub mod http;
+pub mod server;
+pub mod db;
+pub mod crypto;
+pub mod richtext;
+pub mod views;
+pub mod assets;
+pub mod app;
+pub mod config;

@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("campfire-room: not built yet");
+    std::process::exit(2);
+}
