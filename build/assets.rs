@@ -316,17 +316,21 @@ pub fn rewrite_css(
     Ok(out)
 }
 
-/// Finds `url(` as a function call (case-insensitive), not as the tail of another identifier.
+/// Finds `url(` as a function call (case-insensitive), not as the tail of another identifier
+/// and not inside a `/* comment */`.
 fn find_url_open(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
-    let mut from = 0;
-    while from + 4 <= bytes.len() {
-        let i = from + bytes[from..].windows(4).position(|w| w.eq_ignore_ascii_case(b"url("))?;
-        let prev_ok = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'-' || bytes[i - 1] == b'_');
-        if prev_ok {
+    let mut i = 0;
+    while i + 4 <= bytes.len() {
+        if bytes[i..].starts_with(b"/*") {
+            i = s[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+            continue;
+        }
+        let ident_before = i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'-' || bytes[i - 1] == b'_');
+        if !ident_before && bytes[i..i + 4].eq_ignore_ascii_case(b"url(") {
             return Some(i);
         }
-        from = i + 4;
+        i += 1;
     }
     None
 }

@@ -113,7 +113,8 @@ fn css_urls_are_rewritten_to_fingerprinted_names() {
                .b { mask: URL( \"../icons/add.svg#x\" ) }\n\
                .c { background: url('data:image/svg+xml;utf8,<svg a=\"f(1)\"/>') }\n\
                .d { background: url(/fixed.png), url(https://x.test/a.png) }\n\
-               .e { content: \"url-like\"; background-image: image-set(url(spinner.gif) 1x) }";
+               .e { content: \"url-like\"; background-image: image-set(url(spinner.gif) 1x) }\n\
+               /* old: url(gone.png) */";
     let out = builder::rewrite_css(css, "css/app.css", "public/css/app.css", &resolve).unwrap();
     assert_eq!(
         out,
@@ -121,7 +122,8 @@ fn css_urls_are_rewritten_to_fingerprinted_names() {
          .b { mask: URL( \"/assets/icons/add-11111111.svg#x\" ) }\n\
          .c { background: url('data:image/svg+xml;utf8,<svg a=\"f(1)\"/>') }\n\
          .d { background: url(/fixed.png), url(https://x.test/a.png) }\n\
-         .e { content: \"url-like\"; background-image: image-set(url(spinner.gif) 1x) }"
+         .e { content: \"url-like\"; background-image: image-set(url(spinner.gif) 1x) }\n\
+         /* old: url(gone.png) */"
             .replace("url(spinner.gif)", "url(/assets/spinner-22222222.gif)")
     );
     let err = builder::rewrite_css("a{}\nb { background: url(missing.png) }", "app.css", "public/app.css", &resolve)
