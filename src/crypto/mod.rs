@@ -7,6 +7,9 @@
 
 pub mod base64;
 pub mod gcm;
+pub mod json;
+pub mod time;
 pub mod token;
+pub mod verifier;
 
 pub use token::ct_eq;
