@@ -90,14 +90,31 @@ fn value(alphabet: Alphabet, c: u8) -> Option<u32> {
 /// `out` is left as it was.
 pub fn decode(alphabet: Alphabet, src: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
     let start = out.len();
-    let r = decode_inner(alphabet, src, out);
+    out.reserve(src.len() / 4 * 3 + 2);
+    let r = decode_with(alphabet, src, |b| {
+        out.extend_from_slice(b);
+        Ok(())
+    });
     if r.is_err() {
         out.truncate(start);
     }
     r
 }
 
-fn decode_inner(alphabet: Alphabet, src: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
+/// Decodes into `dst` without allocating and returns the decoded length; `dst` too
+/// short is an error.
+pub fn decode_to_slice(alphabet: Alphabet, src: &[u8], dst: &mut [u8]) -> Result<usize, Invalid> {
+    let mut n = 0;
+    decode_with(alphabet, src, |b| {
+        let end = n + b.len();
+        dst.get_mut(n..end).ok_or(Invalid)?.copy_from_slice(b);
+        n = end;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+fn decode_with(alphabet: Alphabet, src: &[u8], mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>) -> Result<(), Invalid> {
     let body = match src {
         [rest @ .., b'=', b'='] => rest,
         [rest @ .., b'='] => rest,
@@ -113,14 +130,13 @@ fn decode_inner(alphabet: Alphabet, src: &[u8], out: &mut Vec<u8>) -> Result<(),
     if body.len() % 4 == 1 {
         return Err(Invalid);
     }
-    out.reserve(body.len() / 4 * 3 + 2);
     let mut chunks = body.chunks_exact(4);
     for c in &mut chunks {
         let mut n = 0u32;
         for &b in c {
             n = n << 6 | value(alphabet, b).ok_or(Invalid)?;
         }
-        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        emit(&[(n >> 16) as u8, (n >> 8) as u8, n as u8])?;
     }
     let rem = chunks.remainder();
     if !rem.is_empty() {
@@ -132,12 +148,12 @@ fn decode_inner(alphabet: Alphabet, src: &[u8], out: &mut Vec<u8>) -> Result<(),
             if n & 0xf != 0 {
                 return Err(Invalid);
             }
-            out.push((n >> 4) as u8);
+            emit(&[(n >> 4) as u8])?;
         } else {
             if n & 0x3 != 0 {
                 return Err(Invalid);
             }
-            out.extend_from_slice(&[(n >> 10) as u8, (n >> 2) as u8]);
+            emit(&[(n >> 10) as u8, (n >> 2) as u8])?;
         }
     }
     Ok(())
@@ -206,6 +222,15 @@ mod tests {
         assert!(dec(Alphabet::UrlSafe, "Zh").is_err(), "non-zero trailing bits");
         assert!(dec(Alphabet::UrlSafe, "Z").is_err());
         assert!(dec(Alphabet::UrlSafe, "Zg=").is_err());
+    }
+
+    #[test]
+    fn decodes_into_slices() {
+        let mut buf = [0u8; 6];
+        assert_eq!(decode_to_slice(Alphabet::Standard, b"Zm9vYmFy", &mut buf), Ok(6));
+        assert_eq!(&buf, b"foobar");
+        assert_eq!(decode_to_slice(Alphabet::Standard, b"Zm9vYmFyYg==", &mut buf), Err(Invalid));
+        assert_eq!(decode_to_slice(Alphabet::UrlSafe, b"Zm8", &mut buf), Ok(2));
     }
 
     #[test]

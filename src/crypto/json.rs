@@ -216,11 +216,36 @@ fn hex4(h: &[u8]) -> Option<u32> {
 /// Appends the unescaped UTF-8 of a raw string (as returned by [`Reader::string`]).
 /// Unpaired surrogates become U+FFFD, as most JSON parsers do.
 pub fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
+    let start = out.len();
+    let r = unescape_with(raw, |b| {
+        out.extend_from_slice(b);
+        Ok(())
+    });
+    if r.is_err() {
+        out.truncate(start);
+    }
+    r
+}
+
+/// Unescapes a raw string into `dst` without allocating; returns the length written.
+/// Too small a `dst` is an error.
+pub fn unescape_to_slice(raw: &[u8], dst: &mut [u8]) -> Result<usize, Invalid> {
+    let mut n = 0;
+    unescape_with(raw, |b| {
+        let end = n + b.len();
+        dst.get_mut(n..end).ok_or(Invalid)?.copy_from_slice(b);
+        n = end;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+fn unescape_with(raw: &[u8], mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>) -> Result<(), Invalid> {
     let mut i = 0;
     while let Some(&c) = raw.get(i) {
         if c != b'\\' {
             let run = raw[i..].iter().position(|&b| b == b'\\').unwrap_or(raw.len() - i);
-            out.extend_from_slice(&raw[i..i + run]);
+            emit(&raw[i..i + run])?;
             i += run;
             continue;
         }
@@ -239,7 +264,7 @@ pub fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
             _ => return Err(Invalid),
         };
         if e != b'u' {
-            out.push(simple);
+            emit(&[simple])?;
             continue;
         }
         let mut cp = hex4(raw.get(i..).ok_or(Invalid)?).ok_or(Invalid)?;
@@ -258,7 +283,7 @@ pub fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
         }
         let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
         let mut buf = [0u8; 4];
-        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        emit(ch.encode_utf8(&mut buf).as_bytes())?;
     }
     Ok(())
 }
@@ -348,6 +373,10 @@ mod tests {
         assert_eq!(unesc(r#"\ud83d"#), "\u{FFFD}");
         assert_eq!(unesc(r#"\ude00x"#), "\u{FFFD}x");
         assert!(unescape(br"\q", &mut Vec::new()).is_err());
+        let mut small = [0u8; 4];
+        assert_eq!(unescape_to_slice(br"a\u00e9b", &mut small), Ok(4));
+        assert_eq!(&small, "aéb".as_bytes());
+        assert!(unescape_to_slice(b"abcde", &mut small).is_err());
         assert!(unescape(br"\u12", &mut Vec::new()).is_err());
     }
 

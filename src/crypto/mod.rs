@@ -6,10 +6,13 @@
 //! Formats and test vectors: spec/03-auth-and-crypto.md.
 
 pub mod base64;
+pub mod encryptor;
 pub mod gcm;
 pub mod json;
+pub mod pbkdf2;
 pub mod time;
 pub mod token;
 pub mod verifier;
 
 pub use token::ct_eq;
+pub use pbkdf2::Keys;

@@ -241,16 +241,8 @@ pub fn open<'p>(payload: &'p [u8], purpose: &str, now_ms: i64, bare: Bare, out: 
 
 /// Unescapes a short JSON string into `buf` without allocating; `None` if it does not fit.
 fn unescape_small<'b>(raw: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
-    if !raw.contains(&b'\\') {
-        let dst = buf.get_mut(..raw.len())?;
-        dst.copy_from_slice(raw);
-        return Some(dst);
-    }
-    let mut v = Vec::new();
-    json::unescape(raw, &mut v).ok()?;
-    let dst = buf.get_mut(..v.len())?;
-    dst.copy_from_slice(&v);
-    Some(dst)
+    let n = json::unescape_to_slice(raw, buf).ok()?;
+    buf.get(..n)
 }
 
 struct Fields<'p> {
