@@ -70,6 +70,27 @@ impl<'a> Reader<'a> {
         Ok(Some(key))
     }
 
+    /// Consumes the `[` that opens an array.
+    pub fn begin_array(&mut self) -> Result<(), Invalid> {
+        self.expect(b'[')?;
+        self.fresh = true;
+        Ok(())
+    }
+
+    /// Moves to the next element of the current array: `true` when one follows (read or
+    /// skip it next), `false` after consuming the closing `]`.
+    pub fn next_item(&mut self) -> Result<bool, Invalid> {
+        let first = std::mem::replace(&mut self.fresh, false);
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(false);
+        }
+        if !first {
+            self.expect(b',')?;
+        }
+        Ok(true)
+    }
+
     /// Consumes a string and returns its raw contents (between the quotes, escapes kept).
     pub fn string(&mut self) -> Result<&'a [u8], Invalid> {
         self.expect(b'"')?;
@@ -352,6 +373,23 @@ mod tests {
         assert_eq!(r.value().unwrap(), b"true");
         assert_eq!(r.next_key().unwrap(), None);
         r.end().unwrap();
+
+        let mut r = Reader::new(br#"[ "a", 2 ,[]]"#);
+        r.begin_array().unwrap();
+        assert!(r.next_item().unwrap());
+        assert_eq!(r.string().unwrap(), b"a");
+        assert!(r.next_item().unwrap());
+        assert_eq!(r.integer().unwrap(), 2);
+        assert!(r.next_item().unwrap());
+        r.begin_array().unwrap();
+        assert!(!r.next_item().unwrap());
+        assert!(!r.next_item().unwrap());
+        r.end().unwrap();
+        let mut r = Reader::new(b"[1 2]");
+        r.begin_array().unwrap();
+        assert!(r.next_item().unwrap());
+        r.value().unwrap();
+        assert!(r.next_item().is_err());
     }
 
     #[test]
