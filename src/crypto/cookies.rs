@@ -13,6 +13,7 @@ use super::json::{self, Reader};
 use super::pbkdf2::Keys;
 use super::time;
 use super::verifier::{self, Bare, Opened};
+use super::Scratch;
 
 pub const SESSION_TOKEN: &str = "session_token";
 pub const SESSION: &str = "_campfire_session";
@@ -24,13 +25,6 @@ const SESSION_PURPOSE: &str = "cookie._campfire_session";
 const LIFETIME_YEARS: i64 = 20;
 /// The longest session token accepted from a cookie (ours are 24 characters).
 pub const MAX_TOKEN: usize = 64;
-
-/// Buffers reused from request to request by whoever reads cookies (one per loop).
-#[derive(Default)]
-pub struct Scratch {
-    a: Vec<u8>,
-    b: Vec<u8>,
-}
 
 /// A session token taken from a verified cookie, held inline.
 #[derive(Clone, Copy)]
@@ -340,28 +334,14 @@ fn read_session_inner(keys: &Keys, cookie_value: &[u8], now_ms: i64, s: &mut Scr
 /// page's JavaScript reads it).
 pub fn set_last_room(room_id: i64, now_ms: i64, secure: bool, out: &mut Vec<u8>) {
     let expires = time::add_years(now_ms, LIFETIME_YEARS);
-    let mut digits = [0u8; 24];
-    let mut n = room_id.unsigned_abs();
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if room_id < 0 {
-        i -= 1;
-        digits[i] = b'-';
-    }
-    set_cookie(LAST_ROOM, &digits[i..], expires, secure, false, out);
+    let mut digits = Vec::with_capacity(20);
+    super::write_int(room_id, &mut digits);
+    set_cookie(LAST_ROOM, &digits, expires, secure, false, out);
 }
 
 /// Reads `last_room`: a decimal room id.
 pub fn read_last_room(cookie_value: &[u8]) -> Option<i64> {
-    let s = std::str::from_utf8(cookie_value).ok()?;
-    s.parse().ok()
+    super::parse_id(cookie_value)
 }
 
 #[cfg(test)]

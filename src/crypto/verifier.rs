@@ -245,15 +245,15 @@ fn unescape_small<'b>(raw: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
     buf.get(..n)
 }
 
-struct Fields<'p> {
-    data: Option<&'p [u8]>,
-    message: Option<&'p [u8]>,
-    exp: Option<&'p [u8]>,
-    pur: Option<&'p [u8]>,
+pub(crate) struct Fields<'p> {
+    pub(crate) data: Option<&'p [u8]>,
+    pub(crate) message: Option<&'p [u8]>,
+    pub(crate) exp: Option<&'p [u8]>,
+    pub(crate) pur: Option<&'p [u8]>,
 }
 
 /// `Some` when `payload` is exactly `{"_rails":{…}}`; `None` for any other valid JSON.
-fn envelope_fields(payload: &[u8]) -> Result<Option<Fields<'_>>, Invalid> {
+pub(crate) fn envelope_fields(payload: &[u8]) -> Result<Option<Fields<'_>>, Invalid> {
     let mut r = Reader::new(payload);
     if r.peek() != Some(b'{') {
         return Ok(None);
