@@ -6,6 +6,7 @@
 //! Formats and test vectors: spec/03-auth-and-crypto.md.
 
 pub mod base64;
+pub mod bcrypt;
 pub mod cookies;
 pub mod encryptor;
 pub mod gcm;
