@@ -8,6 +8,7 @@
 pub mod base64;
 pub mod bcrypt;
 pub mod cookies;
+pub mod csrf;
 pub mod encryptor;
 pub mod gcm;
 pub mod json;
