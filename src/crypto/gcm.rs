@@ -20,7 +20,23 @@ pub struct Invalid;
 #[derive(Clone)]
 pub struct Gcm {
     aes: Aes256,
-    h: u128,
+    h: HashKey,
+}
+
+/// H split for Karatsuba (low, high, low^high halves), each also bit-reversed, so the
+/// per-block multiply only reverses the data side.
+#[derive(Clone, Copy)]
+struct HashKey {
+    halves: [u64; 3],
+    reversed: [u64; 3],
+}
+
+impl HashKey {
+    fn new(h: u128) -> HashKey {
+        let (h1, h0) = ((h >> 64) as u64, h as u64);
+        let halves = [h0, h1, h0 ^ h1];
+        HashKey { halves, reversed: halves.map(u64::reverse_bits) }
+    }
 }
 
 /// Low 64 bits of the carry-less product of `x` and `y`. Each of the four masked parts
@@ -41,23 +57,27 @@ fn bmul64_lo(x: u64, y: u64) -> u64 {
     (z0 & M0) | (z1 & M1) | (z2 & M2) | (z3 & M3)
 }
 
-/// Full 127-bit carry-less product; the high half is the low half of the bit-reversed
-/// operands' product, reversed back.
-fn clmul64(x: u64, y: u64) -> u128 {
+/// Full 127-bit carry-less product of `x` and `y` (`y_rev` = `y` bit-reversed); the high
+/// half is the low half of the bit-reversed operands' product, reversed back.
+fn clmul64(x: u64, y: u64, y_rev: u64) -> u128 {
     let lo = bmul64_lo(x, y);
-    let hi = bmul64_lo(x.reverse_bits(), y.reverse_bits()).reverse_bits() >> 1;
+    let hi = bmul64_lo(x.reverse_bits(), y_rev).reverse_bits() >> 1;
     (hi as u128) << 64 | lo as u128
 }
 
 /// Multiplies two field elements in GCM's bit-reflected representation (a block read
 /// big-endian: the top bit of the integer is the coefficient of x^0), reducing modulo
 /// x^128 + x^7 + x^2 + x + 1.
+#[cfg(test)]
 fn gf_mul(a: u128, b: u128) -> u128 {
+    gf_mul_key(a, &HashKey::new(b))
+}
+
+fn gf_mul_key(a: u128, k: &HashKey) -> u128 {
     let (a1, a0) = ((a >> 64) as u64, a as u64);
-    let (b1, b0) = ((b >> 64) as u64, b as u64);
-    let p0 = clmul64(a0, b0);
-    let p2 = clmul64(a1, b1);
-    let mid = clmul64(a0 ^ a1, b0 ^ b1) ^ p0 ^ p2;
+    let p0 = clmul64(a0, k.halves[0], k.reversed[0]);
+    let p2 = clmul64(a1, k.halves[1], k.reversed[1]);
+    let mid = clmul64(a0 ^ a1, k.halves[2], k.reversed[2]) ^ p0 ^ p2;
     let lo = p0 ^ (mid << 64);
     let hi = p2 ^ (mid >> 64);
     // The reflected 255-bit product shifted left by one: `hi` now holds the coefficients
@@ -81,18 +101,18 @@ impl Gcm {
         let aes = Aes256::new(&(*key).into());
         let mut h = Block::default();
         aes.encrypt_block(&mut h);
-        Gcm { aes, h: u128::from_be_bytes(h.into()) }
+        Gcm { aes, h: HashKey::new(u128::from_be_bytes(h.into())) }
     }
 
     fn ghash(&self, aad: &[u8], ct: &[u8]) -> u128 {
         let mut y = 0u128;
         for data in [aad, ct] {
             for chunk in data.chunks(16) {
-                y = gf_mul(y ^ block_u128(chunk), self.h);
+                y = gf_mul_key(y ^ block_u128(chunk), &self.h);
             }
         }
         let lens = ((aad.len() as u128 * 8) << 64) | (ct.len() as u128 * 8);
-        gf_mul(y ^ lens, self.h)
+        gf_mul_key(y ^ lens, &self.h)
     }
 
     /// XORs `buf` with the keystream that starts at counter block J0 + 1.
