@@ -121,10 +121,10 @@ fn decode_with(alphabet: Alphabet, src: &[u8], mut emit: impl FnMut(&[u8]) -> Re
         _ => src,
     };
     let padded = body.len() != src.len();
-    if padded && src.len() % 4 != 0 {
+    if padded && !src.len().is_multiple_of(4) {
         return Err(Invalid);
     }
-    if !padded && alphabet == Alphabet::Standard && src.len() % 4 != 0 {
+    if !padded && alphabet == Alphabet::Standard && !src.len().is_multiple_of(4) {
         return Err(Invalid);
     }
     if body.len() % 4 == 1 {

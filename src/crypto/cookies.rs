@@ -58,19 +58,23 @@ pub fn form_escape(value: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// A `%` in a cookie value not followed by two hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct BadEscape;
+
 /// Appends the form-URL-decoding of `value` (`%XX`, `+` as space). A `%` not followed by
 /// two hex digits is an error, as in Ruby's `decode_www_form_component`.
-pub fn form_unescape(value: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
+pub fn form_unescape(value: &[u8], out: &mut Vec<u8>) -> Result<(), BadEscape> {
     let mut i = 0;
     while let Some(&c) = value.get(i) {
         match c {
             b'%' => {
-                let hex = value.get(i + 1..i + 3).ok_or(())?;
-                let s = std::str::from_utf8(hex).map_err(|_| ())?;
+                let hex = value.get(i + 1..i + 3).ok_or(BadEscape)?;
+                let s = std::str::from_utf8(hex).map_err(|_| BadEscape)?;
                 if !hex.iter().all(u8::is_ascii_hexdigit) {
-                    return Err(());
+                    return Err(BadEscape);
                 }
-                out.push(u8::from_str_radix(s, 16).map_err(|_| ())?);
+                out.push(u8::from_str_radix(s, 16).map_err(|_| BadEscape)?);
                 i += 3;
             }
             b'+' => {
