@@ -38,8 +38,18 @@ fn warm_verification_does_not_allocate() {
     let keys = Keys::derive(b"dummy");
     let now = time::now_ms();
     let mut set_cookie = Vec::new();
-    cookies::set_session_token(&keys, b"AxJs94fteQ5Autv2VrKsH68c", now, true, &mut set_cookie);
-    let value = set_cookie[b"session_token=".len()..].split(|&c| c == b';').next().unwrap().to_vec();
+    cookies::set_session_token(
+        &keys,
+        b"AxJs94fteQ5Autv2VrKsH68c",
+        now,
+        true,
+        &mut set_cookie,
+    );
+    let value = set_cookie[b"session_token=".len()..]
+        .split(|&c| c == b';')
+        .next()
+        .unwrap()
+        .to_vec();
     let mut stream = Vec::new();
     turbo::sign_stream_name(&keys, b"rooms", &mut stream);
     let mut avatar = Vec::new();
@@ -51,8 +61,13 @@ fn warm_verification_does_not_allocate() {
         let t = cookies::read_session_token(&keys, &value, now, scratch).expect("valid cookie");
         assert_eq!(t.as_bytes(), b"AxJs94fteQ5Autv2VrKsH68c");
         name.clear();
-        assert!(turbo::verify_stream_name(&keys, &stream, now, scratch, name));
-        assert_eq!(signed_id::verify(&keys, &avatar, signed_id::AVATAR, now, scratch), Some(42));
+        assert!(turbo::verify_stream_name(
+            &keys, &stream, now, scratch, name
+        ));
+        assert_eq!(
+            signed_id::verify(&keys, &avatar, signed_id::AVATAR, now, scratch),
+            Some(42)
+        );
     };
     run(&mut scratch, &mut name);
     let before = ALLOCATIONS.load(Ordering::Relaxed);

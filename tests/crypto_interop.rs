@@ -12,12 +12,17 @@ const SECRET: &str = "a-long-secret-key-base-0123456789abcdef-for-interop-tests"
 const TOKEN: &str = "AxJs94fteQ5Autv2VrKsH68c";
 
 fn python(args: &[&str]) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/rails_cookies.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/rails_cookies.py"
+    );
     let out = Command::new("python3")
         .arg(script)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): the interop test needs Python 3 with `cryptography`"));
+        .unwrap_or_else(|e| {
+            panic!("cannot run python3 ({e}): the interop test needs Python 3 with `cryptography`")
+        });
     assert!(
         out.status.success(),
         "rails_cookies.py {} failed ({}):\n{}{}",
@@ -58,8 +63,17 @@ fn cookies_we_issue_verify_in_python() {
     let json = session_json(&s);
     let now_s = now.to_string();
     let out = python(&[
-        "verify", "--secret", SECRET, "--token", TOKEN, "--session-json", &json, "--now-ms", &now_s,
-        &token_cookie, &session_cookie,
+        "verify",
+        "--secret",
+        SECRET,
+        "--token",
+        TOKEN,
+        "--session-json",
+        &json,
+        "--now-ms",
+        &now_s,
+        &token_cookie,
+        &session_cookie,
     ]);
     assert_eq!(out.trim(), "ok");
 }
@@ -70,14 +84,32 @@ fn python_can_tell_a_forgery() {
     let now = time::now_ms();
     let mut token_cookie = Vec::new();
     cookies::set_session_token(&keys, TOKEN.as_bytes(), now, true, &mut token_cookie);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/rails_cookies.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/rails_cookies.py"
+    );
     let out = Command::new("python3")
         .arg(script)
-        .args(["verify", "--secret", SECRET, "--token", TOKEN, "--session-json", "{}", "--now-ms", &now.to_string()])
+        .args([
+            "verify",
+            "--secret",
+            SECRET,
+            "--token",
+            TOKEN,
+            "--session-json",
+            "{}",
+            "--now-ms",
+            &now.to_string(),
+        ])
         .arg(String::from_utf8(token_cookie).unwrap())
         .output()
         .expect("python3 runs");
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("HMAC-SHA1 mismatch"));
 }
 
@@ -86,8 +118,15 @@ fn cookies_python_issues_sign_in_here() {
     let keys = Keys::derive(SECRET.as_bytes());
     let s = session();
     let out = python(&[
-        "issue", "--secret", SECRET, "--token", TOKEN, "--session-json", &session_json(&s),
-        "--exp", "2045-01-01T00:00:00.000Z",
+        "issue",
+        "--secret",
+        SECRET,
+        "--token",
+        TOKEN,
+        "--session-json",
+        &session_json(&s),
+        "--exp",
+        "2045-01-01T00:00:00.000Z",
     ]);
     let mut lines = out.lines();
     let (token_value, session_value) = (lines.next().unwrap(), lines.next().unwrap());
@@ -96,8 +135,13 @@ fn cookies_python_issues_sign_in_here() {
     let token = cookies::read_session_token(&keys, token_value.as_bytes(), now, &mut scratch)
         .expect("python-issued session_token verifies");
     assert_eq!(token.as_bytes(), TOKEN.as_bytes());
-    assert_eq!(cookies::read_session(&keys, session_value.as_bytes(), now, &mut scratch), s);
+    assert_eq!(
+        cookies::read_session(&keys, session_value.as_bytes(), now, &mut scratch),
+        s
+    );
 
     let after = time::parse_iso8601(b"2045-01-01T00:00:00.000Z").unwrap();
-    assert!(cookies::read_session_token(&keys, token_value.as_bytes(), after, &mut scratch).is_none());
+    assert!(
+        cookies::read_session_token(&keys, token_value.as_bytes(), after, &mut scratch).is_none()
+    );
 }

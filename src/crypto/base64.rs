@@ -49,7 +49,10 @@ pub fn encode(alphabet: Alphabet, pad: bool, src: &[u8], out: &mut Vec<u8>) {
     match *chunks.remainder() {
         [a] => {
             let n = (a as u32) << 16;
-            out.extend_from_slice(&[table[(n >> 18) as usize & 63], table[(n >> 12) as usize & 63]]);
+            out.extend_from_slice(&[
+                table[(n >> 18) as usize & 63],
+                table[(n >> 12) as usize & 63],
+            ]);
             if pad {
                 out.extend_from_slice(b"==");
             }
@@ -114,7 +117,11 @@ pub fn decode_to_slice(alphabet: Alphabet, src: &[u8], dst: &mut [u8]) -> Result
     Ok(n)
 }
 
-fn decode_with(alphabet: Alphabet, src: &[u8], mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>) -> Result<(), Invalid> {
+fn decode_with(
+    alphabet: Alphabet,
+    src: &[u8],
+    mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>,
+) -> Result<(), Invalid> {
     let body = match src {
         [rest @ .., b'=', b'='] => rest,
         [rest @ .., b'='] => rest,
@@ -190,13 +197,23 @@ mod tests {
 
     #[test]
     fn rfc4648_vectors() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")];
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
         for (plain, b64) in cases {
             assert_eq!(enc(Alphabet::Standard, true, plain.as_bytes()), b64);
             assert_eq!(dec(Alphabet::Standard, b64).unwrap(), plain.as_bytes());
             assert_eq!(dec(Alphabet::UrlSafe, b64).unwrap(), plain.as_bytes());
-            assert_eq!(dec(Alphabet::UrlSafe, b64.trim_end_matches('=')).unwrap(), plain.as_bytes());
+            assert_eq!(
+                dec(Alphabet::UrlSafe, b64.trim_end_matches('=')).unwrap(),
+                plain.as_bytes()
+            );
         }
     }
 
@@ -216,10 +233,16 @@ mod tests {
 
     #[test]
     fn strictness() {
-        for bad in ["Zg", "Zg=", "Zg===", "Z===", "Zm9v=", "Z", "Zh==", "Zm9=", "Zm 9v", "Zm9v\n", "=Zm9", "Zm=v", "é"] {
+        for bad in [
+            "Zg", "Zg=", "Zg===", "Z===", "Zm9v=", "Z", "Zh==", "Zm9=", "Zm 9v", "Zm9v\n", "=Zm9",
+            "Zm=v", "é",
+        ] {
             assert!(dec(Alphabet::Standard, bad).is_err(), "{bad:?}");
         }
-        assert!(dec(Alphabet::UrlSafe, "Zh").is_err(), "non-zero trailing bits");
+        assert!(
+            dec(Alphabet::UrlSafe, "Zh").is_err(),
+            "non-zero trailing bits"
+        );
         assert!(dec(Alphabet::UrlSafe, "Z").is_err());
         assert!(dec(Alphabet::UrlSafe, "Zg=").is_err());
     }
@@ -227,9 +250,15 @@ mod tests {
     #[test]
     fn decodes_into_slices() {
         let mut buf = [0u8; 6];
-        assert_eq!(decode_to_slice(Alphabet::Standard, b"Zm9vYmFy", &mut buf), Ok(6));
+        assert_eq!(
+            decode_to_slice(Alphabet::Standard, b"Zm9vYmFy", &mut buf),
+            Ok(6)
+        );
         assert_eq!(&buf, b"foobar");
-        assert_eq!(decode_to_slice(Alphabet::Standard, b"Zm9vYmFyYg==", &mut buf), Err(Invalid));
+        assert_eq!(
+            decode_to_slice(Alphabet::Standard, b"Zm9vYmFyYg==", &mut buf),
+            Err(Invalid)
+        );
         assert_eq!(decode_to_slice(Alphabet::UrlSafe, b"Zm8", &mut buf), Ok(2));
     }
 
@@ -237,7 +266,11 @@ mod tests {
     fn round_trips_every_length() {
         let data: Vec<u8> = (0..=255u8).collect();
         for n in 0..data.len() {
-            for (a, pad) in [(Alphabet::Standard, true), (Alphabet::UrlSafe, false), (Alphabet::UrlSafe, true)] {
+            for (a, pad) in [
+                (Alphabet::Standard, true),
+                (Alphabet::UrlSafe, false),
+                (Alphabet::UrlSafe, true),
+            ] {
                 let e = enc(a, pad, &data[..n]);
                 assert_eq!(dec(a, &e).unwrap(), &data[..n]);
             }

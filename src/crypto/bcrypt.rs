@@ -115,7 +115,9 @@ pub fn hash(password: &[u8]) -> String {
 /// Whether `password` matches `digest` (`$2a$`, `$2b$` or `$2y$`, any cost 04..31). A
 /// malformed or empty digest never matches. The final comparison is constant-time.
 pub fn verify(password: &[u8], digest: &[u8]) -> bool {
-    let Some(parts) = parse(digest) else { return false };
+    let Some(parts) = parse(digest) else {
+        return false;
+    };
     let (cost, salt, expected) = parts;
     let mut got = Vec::with_capacity(31);
     encode(&raw_hash(password, &salt, cost), &mut got);
@@ -212,7 +214,10 @@ mod tests {
     fn malformed_digests_never_match() {
         let good = VECTORS[3].1;
         for bad in [
-            "", "$2a$05$", "plain", "$2x$05$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",
+            "",
+            "$2a$05$",
+            "plain",
+            "$2x$05$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",
             "$2a$03$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",
             "$2a$32$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",
             "$2a$0a$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",

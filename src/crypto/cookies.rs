@@ -91,7 +91,14 @@ pub fn form_unescape(value: &[u8], out: &mut Vec<u8>) -> Result<(), BadEscape> {
 }
 
 /// Appends `name=<escaped value>; path=/; expires=<date>[; secure][; httponly]; samesite=lax`.
-fn set_cookie(name: &str, raw_value: &[u8], expires_ms: i64, secure: bool, httponly: bool, out: &mut Vec<u8>) {
+fn set_cookie(
+    name: &str,
+    raw_value: &[u8],
+    expires_ms: i64,
+    secure: bool,
+    httponly: bool,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(name.as_bytes());
     out.push(b'=');
     form_escape(raw_value, out);
@@ -109,7 +116,9 @@ fn set_cookie(name: &str, raw_value: &[u8], expires_ms: i64, secure: bool, httpo
 /// Appends the `Set-Cookie` value that deletes cookie `name`, as Rack writes it.
 pub fn delete_cookie(name: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"=; path=/; max-age=0; expires=Thu, 01 Jan 1970 00:00:00 GMT; samesite=lax");
+    out.extend_from_slice(
+        b"=; path=/; max-age=0; expires=Thu, 01 Jan 1970 00:00:00 GMT; samesite=lax",
+    );
 }
 
 /// Appends the `session_token` cookie value (unescaped) for `token`, signed as Rails'
@@ -118,7 +127,12 @@ pub fn session_token_value(keys: &Keys, token: &[u8], expires_ms: i64, out: &mut
     let mut inner = Vec::with_capacity(token.len() + 2);
     json::write_string(token, &mut inner);
     let mut envelope = Vec::with_capacity(160);
-    verifier::legacy_envelope(&inner, Some(expires_ms), Some(SESSION_TOKEN_PURPOSE), &mut envelope);
+    verifier::legacy_envelope(
+        &inner,
+        Some(expires_ms),
+        Some(SESSION_TOKEN_PURPOSE),
+        &mut envelope,
+    );
     keys.signed_cookie.sign(&envelope, out);
 }
 
@@ -134,20 +148,29 @@ pub fn set_session_token(keys: &Keys, token: &[u8], now_ms: i64, secure: bool, o
 /// Reads the session token from a `session_token` cookie value as it appears in the
 /// request's `Cookie` header. `None` for anything Rails would treat as "not logged in":
 /// bad encoding or signature, wrong purpose, expired, not a JSON string, too long.
-pub fn read_session_token(keys: &Keys, cookie_value: &[u8], now_ms: i64, s: &mut Scratch) -> Option<Token> {
+pub fn read_session_token(
+    keys: &Keys,
+    cookie_value: &[u8],
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<Token> {
     s.a.clear();
     s.b.clear();
     form_unescape(cookie_value, &mut s.a).ok()?;
     keys.signed_cookie.verify(&s.a, &mut s.b).ok()?;
     s.a.clear();
-    let json_text: &[u8] = match verifier::open(&s.b, SESSION_TOKEN_PURPOSE, now_ms, Bare::Accept, &mut s.a).ok()? {
-        Opened::Data(d) => d,
-        Opened::Message(start) => s.a.get(start..)?,
-    };
+    let json_text: &[u8] =
+        match verifier::open(&s.b, SESSION_TOKEN_PURPOSE, now_ms, Bare::Accept, &mut s.a).ok()? {
+            Opened::Data(d) => d,
+            Opened::Message(start) => s.a.get(start..)?,
+        };
     let mut r = Reader::new(json_text);
     let raw = r.string().ok()?;
     r.end().ok()?;
-    let mut t = Token { buf: [0; MAX_TOKEN], len: 0 };
+    let mut t = Token {
+        buf: [0; MAX_TOKEN],
+        len: 0,
+    };
     t.len = json::unescape_to_slice(raw, &mut t.buf).ok()?;
     Some(t)
 }
@@ -171,8 +194,11 @@ pub struct Session {
 impl Session {
     /// Whether there is nothing to store (Rack then writes no cookie).
     pub fn is_empty(&self) -> bool {
-        self.session_id.is_none() && self.csrf_token.is_none() && self.return_to.is_none()
-            && self.flash.is_empty() && self.other.is_empty()
+        self.session_id.is_none()
+            && self.csrf_token.is_none()
+            && self.return_to.is_none()
+            && self.flash.is_empty()
+            && self.other.is_empty()
     }
 
     /// Appends the session hash as JSON.
@@ -232,7 +258,9 @@ impl Session {
             match key {
                 b"session_id" if r.peek() == Some(b'"') => s.session_id = Some(string(&mut r)?),
                 b"_csrf_token" if r.peek() == Some(b'"') => s.csrf_token = Some(string(&mut r)?),
-                b"return_to_after_authenticating" if r.peek() == Some(b'"') => s.return_to = Some(string(&mut r)?),
+                b"return_to_after_authenticating" if r.peek() == Some(b'"') => {
+                    s.return_to = Some(string(&mut r)?)
+                }
                 b"flash" if r.peek() == Some(b'{') => s.flash = flash(&mut r)?,
                 _ => {
                     let value = r.value().ok()?;
@@ -297,12 +325,23 @@ pub fn session_value(keys: &Keys, session: &Session, expires_ms: i64, out: &mut 
     session_value_with_iv(keys, session, expires_ms, &crate::sys::random::bytes(), out)
 }
 
-fn session_value_with_iv(keys: &Keys, session: &Session, expires_ms: i64, iv: &[u8; 12], out: &mut Vec<u8>) {
+fn session_value_with_iv(
+    keys: &Keys,
+    session: &Session,
+    expires_ms: i64,
+    iv: &[u8; 12],
+    out: &mut Vec<u8>,
+) {
     let mut text = Vec::with_capacity(256);
     session.write_json(&mut text);
     let mut envelope = Vec::with_capacity(text.len() * 4 / 3 + 120);
-    verifier::legacy_envelope(&text, Some(expires_ms), Some(SESSION_PURPOSE), &mut envelope);
-    encryptor::encrypt_with_iv(&keys.encrypted_cookie, iv, &mut envelope, out);
+    verifier::legacy_envelope(
+        &text,
+        Some(expires_ms),
+        Some(SESSION_PURPOSE),
+        &mut envelope,
+    );
+    encryptor::encrypt(&keys.encrypted_cookie, iv, &mut envelope, out);
 }
 
 /// Appends the whole `Set-Cookie` value for the session hash: 20 years from `now_ms`,
@@ -321,16 +360,22 @@ pub fn read_session(keys: &Keys, cookie_value: &[u8], now_ms: i64, s: &mut Scrat
     read_session_inner(keys, cookie_value, now_ms, s).unwrap_or_default()
 }
 
-fn read_session_inner(keys: &Keys, cookie_value: &[u8], now_ms: i64, s: &mut Scratch) -> Option<Session> {
+fn read_session_inner(
+    keys: &Keys,
+    cookie_value: &[u8],
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<Session> {
     s.a.clear();
     s.b.clear();
     form_unescape(cookie_value, &mut s.a).ok()?;
     encryptor::decrypt(&keys.encrypted_cookie, &s.a, &mut s.b).ok()?;
     s.a.clear();
-    let text: &[u8] = match verifier::open(&s.b, SESSION_PURPOSE, now_ms, Bare::Accept, &mut s.a).ok()? {
-        Opened::Data(d) => d,
-        Opened::Message(start) => s.a.get(start..)?,
-    };
+    let text: &[u8] =
+        match verifier::open(&s.b, SESSION_PURPOSE, now_ms, Bare::Accept, &mut s.a).ok()? {
+            Opened::Data(d) => d,
+            Opened::Message(start) => s.a.get(start..)?,
+        };
     Session::from_json(text)
 }
 
@@ -376,16 +421,29 @@ mod tests {
     }
 
     fn token(v: &[u8], now: i64) -> Option<String> {
-        read_session_token(keys(), v, now, &mut Scratch::default()).map(|t| String::from_utf8(t.as_bytes().to_vec()).unwrap())
+        read_session_token(keys(), v, now, &mut Scratch::default())
+            .map(|t| String::from_utf8(t.as_bytes().to_vec()).unwrap())
     }
 
     #[test]
     fn spec03_session_token_vectors_sign_in() {
-        assert_eq!(token(REPO_COOKIE.as_bytes(), NOW).as_deref(), Some("aaaaaaaaaaaaaaaaaaa00001"));
-        assert_eq!(token(&escaped(REPO_COOKIE), NOW).as_deref(), Some("aaaaaaaaaaaaaaaaaaa00001"));
-        assert_eq!(token(&escaped(AXJS_COOKIE), NOW).as_deref(), Some("AxJs94fteQ5Autv2VrKsH68c"));
+        assert_eq!(
+            token(REPO_COOKIE.as_bytes(), NOW).as_deref(),
+            Some("aaaaaaaaaaaaaaaaaaa00001")
+        );
+        assert_eq!(
+            token(&escaped(REPO_COOKIE), NOW).as_deref(),
+            Some("aaaaaaaaaaaaaaaaaaa00001")
+        );
+        assert_eq!(
+            token(&escaped(AXJS_COOKIE), NOW).as_deref(),
+            Some("AxJs94fteQ5Autv2VrKsH68c")
+        );
         let repo_exp = time::parse_iso8601(b"2044-01-16T09:55:09.004Z").unwrap();
-        assert_eq!(token(REPO_COOKIE.as_bytes(), repo_exp - 1).as_deref(), Some("aaaaaaaaaaaaaaaaaaa00001"));
+        assert_eq!(
+            token(REPO_COOKIE.as_bytes(), repo_exp - 1).as_deref(),
+            Some("aaaaaaaaaaaaaaaaaaa00001")
+        );
         assert_eq!(token(REPO_COOKIE.as_bytes(), repo_exp), None, "expired");
     }
 
@@ -406,7 +464,10 @@ mod tests {
         assert_eq!(token(b"%zz", NOW), None);
         assert_eq!(token(b"garbage--", NOW), None);
         let other = Keys::derive(b"other secret");
-        assert!(read_session_token(&other, AXJS_COOKIE.as_bytes(), NOW, &mut Scratch::default()).is_none());
+        assert!(
+            read_session_token(&other, AXJS_COOKIE.as_bytes(), NOW, &mut Scratch::default())
+                .is_none()
+        );
 
         // Signed with the right key but meant for another cookie: refused.
         let mut env = Vec::new();
@@ -431,15 +492,33 @@ mod tests {
     #[test]
     fn set_session_token_header() {
         let mut h = Vec::new();
-        set_session_token(keys(), b"AxJs94fteQ5Autv2VrKsH68c", time::add_years(EXP_2045, -20), true, &mut h);
+        set_session_token(
+            keys(),
+            b"AxJs94fteQ5Autv2VrKsH68c",
+            time::add_years(EXP_2045, -20),
+            true,
+            &mut h,
+        );
         let h = String::from_utf8(h).unwrap();
-        let value = h.strip_prefix("session_token=").unwrap().split(';').next().unwrap();
+        let value = h
+            .strip_prefix("session_token=")
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap();
         assert!(!value.contains('=') && !value.contains('+') && !value.contains('/'));
         assert_eq!(value.as_bytes(), escaped(AXJS_COOKIE));
-        assert!(h.ends_with("; path=/; expires=Sun, 01 Jan 2045 00:00:00 GMT; secure; httponly; samesite=lax"), "{h}");
+        assert!(
+            h.ends_with(
+                "; path=/; expires=Sun, 01 Jan 2045 00:00:00 GMT; secure; httponly; samesite=lax"
+            ),
+            "{h}"
+        );
         let mut plain = Vec::new();
         set_session_token(keys(), b"t", NOW, false, &mut plain);
-        assert!(String::from_utf8(plain).unwrap().ends_with("; path=/; expires=Mon, 01 Jan 2046 00:00:00 GMT; httponly; samesite=lax"));
+        assert!(String::from_utf8(plain)
+            .unwrap()
+            .ends_with("; path=/; expires=Mon, 01 Jan 2046 00:00:00 GMT; httponly; samesite=lax"));
     }
 
     fn session(v: &[u8]) -> Session {
@@ -452,12 +531,19 @@ mod tests {
         assert_eq!(s.session_id.as_deref(), Some(SESSION_ID));
         assert_eq!(s.csrf_token.as_deref(), Some(CSRF));
         assert!(s.return_to.is_none() && s.flash.is_empty() && s.other.is_empty());
-        assert!(session(SESSION_COOKIE.as_bytes()).is_empty(), "an unescaped '+' reads as a space");
+        assert!(
+            session(SESSION_COOKIE.as_bytes()).is_empty(),
+            "an unescaped '+' reads as a space"
+        );
     }
 
     #[test]
     fn spec03_encrypted_session_is_reproduced_with_its_iv() {
-        let s = Session { session_id: Some(SESSION_ID.into()), csrf_token: Some(CSRF.into()), ..Session::default() };
+        let s = Session {
+            session_id: Some(SESSION_ID.into()),
+            csrf_token: Some(CSRF.into()),
+            ..Session::default()
+        };
         let mut iv = Vec::new();
         base64::decode(base64::Alphabet::Standard, b"cfUJfr/L6siLfik5", &mut iv).unwrap();
         let mut v = Vec::new();
@@ -477,11 +563,19 @@ mod tests {
         let mut h = Vec::new();
         set_session(keys(), &s, NOW, true, &mut h);
         let h = String::from_utf8(h).unwrap();
-        assert!(h.starts_with("_campfire_session=") && h.ends_with("; secure; httponly; samesite=lax"));
+        assert!(
+            h.starts_with("_campfire_session=") && h.ends_with("; secure; httponly; samesite=lax")
+        );
         let value = h["_campfire_session=".len()..].split(';').next().unwrap();
         assert_eq!(session(value.as_bytes()), s);
+        let mut again = Vec::new();
+        set_session(keys(), &s, NOW, true, &mut again);
+        assert_ne!(h.as_bytes(), &again[..], "a fresh IV every time");
         let exp = time::add_years(NOW, 20);
-        assert!(read_session(keys(), value.as_bytes(), exp, &mut Scratch::default()).is_empty(), "expired");
+        assert!(
+            read_session(keys(), value.as_bytes(), exp, &mut Scratch::default()).is_empty(),
+            "expired"
+        );
         let mut tampered = value.as_bytes().to_vec();
         tampered[3] ^= 1;
         assert!(session(&tampered).is_empty());
@@ -496,7 +590,10 @@ mod tests {
         assert_eq!(s.other, vec![(b"x".to_vec(), b"null".to_vec())]);
         let mut out = Vec::new();
         s.write_json(&mut out);
-        assert_eq!(out, br#"{"flash":{"discard":[],"flashes":{"notice":"hi"}},"x":null}"#);
+        assert_eq!(
+            out,
+            br#"{"flash":{"discard":[],"flashes":{"notice":"hi"}},"x":null}"#
+        );
         assert!(Session::from_json(b"[]").is_none());
         assert!(Session::from_json(b"{").is_none());
     }
@@ -520,7 +617,10 @@ mod tests {
     fn last_room_and_deletion() {
         let mut h = Vec::new();
         set_last_room(42, NOW, false, &mut h);
-        assert_eq!(h, b"last_room=42; path=/; expires=Mon, 01 Jan 2046 00:00:00 GMT; samesite=lax");
+        assert_eq!(
+            h,
+            b"last_room=42; path=/; expires=Mon, 01 Jan 2046 00:00:00 GMT; samesite=lax"
+        );
         assert_eq!(read_last_room(b"42"), Some(42));
         assert_eq!(read_last_room(b"4x"), None);
         let mut d = Vec::new();

@@ -107,13 +107,21 @@ mod tests {
     fn spec03_csrf_vectors() {
         let raw = raw_from_session(RAW_B64).unwrap();
         let g = global_token(&raw);
-        assert_eq!(hex(&g), "c5ef7aed9a98d5c2ee241a253af14f6e53b1879cfef4ca4c8c3650d1e1090bc6");
+        assert_eq!(
+            hex(&g),
+            "c5ef7aed9a98d5c2ee241a253af14f6e53b1879cfef4ca4c8c3650d1e1090bc6"
+        );
         let mut masked = Vec::new();
         mask_with(&g, &[1; 32], &mut masked);
         assert_eq!(masked, b"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQHE7nvsm5nUw-8lGyQ78E5vUrCGnf_1y02NN1HQ4AgKxw");
-        assert_eq!(hex(&form_token(&raw, b"/session", b"post")),
-            "6ecd50a98f1e2644d7d02f1e163c00dfe5f02949f71f2a208976f32e19184f4f");
-        assert_eq!(form_token(&raw, b"/session/", b"post"), form_token(&raw, b"/session", b"post"));
+        assert_eq!(
+            hex(&form_token(&raw, b"/session", b"post")),
+            "6ecd50a98f1e2644d7d02f1e163c00dfe5f02949f71f2a208976f32e19184f4f"
+        );
+        assert_eq!(
+            form_token(&raw, b"/session/", b"post"),
+            form_token(&raw, b"/session", b"post")
+        );
         assert!(valid(&raw, &masked, b"/anything", b"delete"));
     }
 

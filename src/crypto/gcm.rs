@@ -35,7 +35,10 @@ impl HashKey {
     fn new(h: u128) -> HashKey {
         let (h1, h0) = ((h >> 64) as u64, h as u64);
         let halves = [h0, h1, h0 ^ h1];
-        HashKey { halves, reversed: halves.map(u64::reverse_bits) }
+        HashKey {
+            halves,
+            reversed: halves.map(u64::reverse_bits),
+        }
     }
 }
 
@@ -101,7 +104,10 @@ impl Gcm {
         let aes = Aes256::new(&(*key).into());
         let mut h = Block::default();
         aes.encrypt_block(&mut h);
-        Gcm { aes, h: HashKey::new(u128::from_be_bytes(h.into())) }
+        Gcm {
+            aes,
+            h: HashKey::new(u128::from_be_bytes(h.into())),
+        }
     }
 
     fn ghash(&self, aad: &[u8], ct: &[u8]) -> u128 {
@@ -153,7 +159,13 @@ impl Gcm {
 
     /// Checks `tag` (in constant time) and only then decrypts `buf` in place. On failure
     /// `buf` still holds the untouched ciphertext.
-    pub fn open(&self, iv: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<(), Invalid> {
+    pub fn open(
+        &self,
+        iv: &[u8; 12],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<(), Invalid> {
         if !ct_eq(&self.tag(iv, aad, buf), tag) {
             return Err(Invalid);
         }
@@ -167,7 +179,10 @@ mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     /// Bit-by-bit multiplication straight from SP 800-38D Algorithm 1, as an oracle.
@@ -186,7 +201,15 @@ mod tests {
     #[test]
     fn field_multiply_matches_the_reference() {
         let mut s = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
-        let specials = [0, 1, u128::MAX, 1 << 127, 0xe1 << 120, u64::MAX as u128, (u64::MAX as u128) << 64];
+        let specials = [
+            0,
+            1,
+            u128::MAX,
+            1 << 127,
+            0xe1 << 120,
+            u64::MAX as u128,
+            (u64::MAX as u128) << 64,
+        ];
         for &a in &specials {
             for &b in &specials {
                 assert_eq!(gf_mul(a, b), gf_mul_reference(a, b));

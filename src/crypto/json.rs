@@ -22,7 +22,11 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(s: &'a [u8]) -> Reader<'a> {
-        Reader { s, i: 0, fresh: false }
+        Reader {
+            s,
+            i: 0,
+            fresh: false,
+        }
     }
 
     fn ws(&mut self) {
@@ -99,19 +103,17 @@ impl<'a> Reader<'a> {
             match self.s.get(self.i) {
                 None => return Err(Invalid),
                 Some(b'"') => break,
-                Some(b'\\') => {
-                    match self.s.get(self.i + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
-                        Some(b'u') => {
-                            let hex = self.s.get(self.i + 2..self.i + 6).ok_or(Invalid)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return Err(Invalid);
-                            }
-                            self.i += 6;
+                Some(b'\\') => match self.s.get(self.i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
+                    Some(b'u') => {
+                        let hex = self.s.get(self.i + 2..self.i + 6).ok_or(Invalid)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return Err(Invalid);
                         }
-                        _ => return Err(Invalid),
+                        self.i += 6;
                     }
-                }
+                    _ => return Err(Invalid),
+                },
                 Some(&c) if c < 0x20 => return Err(Invalid),
                 Some(_) => self.i += 1,
             }
@@ -144,7 +146,10 @@ impl<'a> Reader<'a> {
         }
         let mut n: i64 = 0;
         for &d in digits {
-            n = n.checked_mul(10).and_then(|n| n.checked_add((d - b'0') as i64)).ok_or(Invalid)?;
+            n = n
+                .checked_mul(10)
+                .and_then(|n| n.checked_add((d - b'0') as i64))
+                .ok_or(Invalid)?;
         }
         Ok(if neg { -n } else { n })
     }
@@ -212,12 +217,20 @@ impl<'a> Reader<'a> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = self.i;
-                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.s.get(self.i) {
+                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.s.get(self.i)
+                {
                     self.i += 1;
                 }
                 let n = &self.s[start..self.i];
-                let ok = std::str::from_utf8(n).ok().and_then(|t| t.parse::<f64>().ok()).is_some();
-                if ok { Ok(()) } else { Err(Invalid) }
+                let ok = std::str::from_utf8(n)
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .is_some();
+                if ok {
+                    Ok(())
+                } else {
+                    Err(Invalid)
+                }
             }
             _ => Err(Invalid),
         }
@@ -225,7 +238,11 @@ impl<'a> Reader<'a> {
 
     /// Succeeds when only blanks remain.
     pub fn end(&mut self) -> Result<(), Invalid> {
-        if self.peek().is_none() { Ok(()) } else { Err(Invalid) }
+        if self.peek().is_none() {
+            Ok(())
+        } else {
+            Err(Invalid)
+        }
     }
 }
 
@@ -261,11 +278,17 @@ pub fn unescape_to_slice(raw: &[u8], dst: &mut [u8]) -> Result<usize, Invalid> {
     Ok(n)
 }
 
-fn unescape_with(raw: &[u8], mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>) -> Result<(), Invalid> {
+fn unescape_with(
+    raw: &[u8],
+    mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>,
+) -> Result<(), Invalid> {
     let mut i = 0;
     while let Some(&c) = raw.get(i) {
         if c != b'\\' {
-            let run = raw[i..].iter().position(|&b| b == b'\\').unwrap_or(raw.len() - i);
+            let run = raw[i..]
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(raw.len() - i);
             emit(&raw[i..i + run])?;
             i += run;
             continue;
@@ -291,7 +314,10 @@ fn unescape_with(raw: &[u8], mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>)
         let mut cp = hex4(raw.get(i..).ok_or(Invalid)?).ok_or(Invalid)?;
         i += 4;
         if (0xD800..0xDC00).contains(&cp) {
-            let low = raw.get(i..i + 2).filter(|p| *p == b"\\u").and_then(|_| hex4(&raw[i + 2..]));
+            let low = raw
+                .get(i..i + 2)
+                .filter(|p| *p == b"\\u")
+                .and_then(|_| hex4(&raw[i + 2..]));
             match low {
                 Some(lo @ 0xDC00..=0xDFFF) => {
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -329,7 +355,11 @@ pub fn write_string(s: &[u8], out: &mut Vec<u8>) {
             b'>' => Some(b"\\u003e"),
             b'&' => Some(b"\\u0026"),
             0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => {
-                out.extend_from_slice(if s[i + 2] == 0xA8 { b"\\u2028" } else { b"\\u2029" });
+                out.extend_from_slice(if s[i + 2] == 0xA8 {
+                    b"\\u2028"
+                } else {
+                    b"\\u2029"
+                });
                 i += 3;
                 continue;
             }
@@ -394,10 +424,24 @@ mod tests {
 
     #[test]
     fn refuses_broken_json() {
-        for bad in [&br#"{"a":}"#[..], br#"{"a":1,}"#, br#"{"a" 1}"#, br#"["#, br#""abc"#, br#""\x""#, b"tru",
-            b"1.2.3", b"\"a\x01\"", br#""\u12""#] {
+        for bad in [
+            &br#"{"a":}"#[..],
+            br#"{"a":1,}"#,
+            br#"{"a" 1}"#,
+            br#"["#,
+            br#""abc"#,
+            br#""\x""#,
+            b"tru",
+            b"1.2.3",
+            b"\"a\x01\"",
+            br#""\u12""#,
+        ] {
             let mut r = Reader::new(bad);
-            assert!(r.value().is_err() || r.end().is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(
+                r.value().is_err() || r.end().is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
         let deep = "[".repeat(100) + &"]".repeat(100);
         assert!(Reader::new(deep.as_bytes()).value().is_err());
@@ -407,7 +451,10 @@ mod tests {
 
     #[test]
     fn unescapes() {
-        assert_eq!(unesc(r#"a\"b\\c\/d\n\u003c\u00e9\ud83d\ude00"#), "a\"b\\c/d\n<é😀");
+        assert_eq!(
+            unesc(r#"a\"b\\c\/d\n\u003c\u00e9\ud83d\ude00"#),
+            "a\"b\\c/d\n<é😀"
+        );
         assert_eq!(unesc(r#"\ud83d"#), "\u{FFFD}");
         assert_eq!(unesc(r#"\ude00x"#), "\u{FFFD}x");
         assert!(unescape(br"\q", &mut Vec::new()).is_err());
@@ -422,6 +469,9 @@ mod tests {
     fn writes_like_rails() {
         let mut v = Vec::new();
         write_string("<a href=\"x\">&\u{2028}✓\n\x01".as_bytes(), &mut v);
-        assert_eq!(String::from_utf8(v).unwrap(), r#""\u003ca href=\"x\"\u003e\u0026\u2028✓\n\u0001""#);
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            r#""\u003ca href=\"x\"\u003e\u0026\u2028✓\n\u0001""#
+        );
     }
 }

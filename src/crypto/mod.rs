@@ -20,8 +20,8 @@ pub mod token;
 pub mod turbo;
 pub mod verifier;
 
-pub use token::ct_eq;
 pub use pbkdf2::Keys;
+pub use token::ct_eq;
 
 /// Buffers reused from request to request by whoever verifies cookies and tokens (one
 /// per loop thread): once warm, verifying allocates nothing.
@@ -36,7 +36,9 @@ pub(crate) fn parse_id(digits: &[u8]) -> Option<i64> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    digits.iter().try_fold(0i64, |n, &d| n.checked_mul(10)?.checked_add((d - b'0') as i64))
+    digits.iter().try_fold(0i64, |n, &d| {
+        n.checked_mul(10)?.checked_add((d - b'0') as i64)
+    })
 }
 
 /// Appends the decimal form of `n`.

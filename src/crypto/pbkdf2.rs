@@ -19,7 +19,8 @@ pub const ITERATIONS: u32 = 1000;
 /// `salt`.
 pub fn pbkdf2_hmac_sha256(password: &[u8], salt: &[u8], iterations: u32, out: &mut [u8]) {
     // HMAC accepts keys of any length, so this cannot fail.
-    let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(password).unwrap_or_else(|_| unreachable!());
+    let keyed =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(password).unwrap_or_else(|_| unreachable!());
     for (i, block) in out.chunks_mut(32).enumerate() {
         let mut m = keyed.clone();
         m.update(salt);
@@ -110,6 +111,9 @@ mod tests {
         let signed: [u8; 64] = derive(b"dummy", "signed cookie");
         assert_eq!(hex(&signed), "9f8282cc3ef5d19aea7f6d399524ac061af763ac9f6af160b115cea0fd94c7ffa2f69c2021a8d59d3e8750baadb3ea5ab4c8fd88395a969dff882eda8f6beb59");
         let encrypted: [u8; 32] = derive(b"dummy", "authenticated encrypted cookie");
-        assert_eq!(hex(&encrypted), "34f5ae4664779f2de0615600d865f93d2bcd4893cff23bffa9371e721f399703");
+        assert_eq!(
+            hex(&encrypted),
+            "34f5ae4664779f2de0615600d865f93d2bcd4893cff23bffa9371e721f399703"
+        );
     }
 }

@@ -91,7 +91,11 @@ fn user_from_marshal(bytes: &[u8]) -> Option<i64> {
             let digits = &rest[model_len + 1..];
             let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
             if n > 0 {
-                return if &rest[..model_len] == b"User" { parse_id(&digits[..n]) } else { None };
+                return if &rest[..model_len] == b"User" {
+                    parse_id(&digits[..n])
+                } else {
+                    None
+                };
             }
         }
         from += at + 1;
@@ -121,8 +125,14 @@ mod tests {
         let mut v = Vec::new();
         user_sgid(keys(), 1, &mut v);
         assert_eq!(String::from_utf8(v).unwrap(), USER_1);
-        assert_eq!(verify_user(keys(), USER_1.as_bytes(), NOW, &mut Scratch::default()), Some(1));
-        assert_eq!(lenient_user(USER_1.as_bytes(), &mut Scratch::default()), Some(1));
+        assert_eq!(
+            verify_user(keys(), USER_1.as_bytes(), NOW, &mut Scratch::default()),
+            Some(1)
+        );
+        assert_eq!(
+            lenient_user(USER_1.as_bytes(), &mut Scratch::default()),
+            Some(1)
+        );
     }
 
     #[test]
@@ -132,14 +142,21 @@ mod tests {
         user_sgid(&other, 7, &mut v);
         assert_eq!(verify_user(keys(), &v, NOW, &mut Scratch::default()), None);
         assert_eq!(lenient_user(&v, &mut Scratch::default()), Some(7));
-        assert_eq!(lenient_user(&v[..v.len() - 42], &mut Scratch::default()), Some(7), "no digest at all");
+        assert_eq!(
+            lenient_user(&v[..v.len() - 42], &mut Scratch::default()),
+            Some(7),
+            "no digest at all"
+        );
 
         // Right key, wrong purpose.
         let mut p = Vec::new();
         verifier::envelope(b"\"gid://campfire/User/3\"", None, Some("other"), &mut p);
         let mut signed = Vec::new();
         keys().sgid.sign(&p, &mut signed);
-        assert_eq!(verify_user(keys(), &signed, NOW, &mut Scratch::default()), None);
+        assert_eq!(
+            verify_user(keys(), &signed, NOW, &mut Scratch::default()),
+            None
+        );
     }
 
     #[test]
@@ -148,7 +165,10 @@ mod tests {
         verifier::envelope(b"\"gid://campfire/Room/3\"", None, Some(PURPOSE), &mut p);
         let mut signed = Vec::new();
         keys().sgid.sign(&p, &mut signed);
-        assert_eq!(verify_user(keys(), &signed, NOW, &mut Scratch::default()), None);
+        assert_eq!(
+            verify_user(keys(), &signed, NOW, &mut Scratch::default()),
+            None
+        );
         assert_eq!(lenient_user(&signed, &mut Scratch::default()), None);
         for bad in [&b""[..], b"--", b"!!!!--x", b"eyJ9--x"] {
             assert_eq!(lenient_user(bad, &mut Scratch::default()), None);
@@ -163,15 +183,25 @@ mod tests {
         verifier::legacy_envelope(marshal, None, Some(PURPOSE), &mut payload);
         let mut signed = Vec::new();
         keys().sgid.sign(&payload, &mut signed);
-        assert_eq!(verify_user(keys(), &signed, NOW, &mut Scratch::default()), Some(12));
+        assert_eq!(
+            verify_user(keys(), &signed, NOW, &mut Scratch::default()),
+            Some(12)
+        );
         assert_eq!(lenient_user(&signed, &mut Scratch::default()), Some(12));
         // Strict-base64 legacy payload, as Rails 7 wrote it, read through either alphabet.
         let mut std = Vec::new();
         base64::encode(Alphabet::Standard, true, &payload, &mut std);
         assert_eq!(lenient_user(&std, &mut Scratch::default()), Some(12));
 
-        assert_eq!(user_from_marshal(b"gid://campfire/Room/1 gid://campfire/User/2"), None, "leftmost match wins");
-        assert_eq!(user_from_marshal(b"gid://campfire/ gid://campfire/User/5x"), Some(5));
+        assert_eq!(
+            user_from_marshal(b"gid://campfire/Room/1 gid://campfire/User/2"),
+            None,
+            "leftmost match wins"
+        );
+        assert_eq!(
+            user_from_marshal(b"gid://campfire/ gid://campfire/User/5x"),
+            Some(5)
+        );
         assert_eq!(user_from_marshal(b"gid://campfire/User/"), None);
     }
 }

@@ -27,7 +27,13 @@ fn sign(v: &Verifier, id: i64, purpose: &str, expires_ms: Option<i64>, out: &mut
     v.sign(&payload, out);
 }
 
-fn open_id(v: &Verifier, signed: &[u8], purpose: &str, now_ms: i64, s: &mut Scratch) -> Option<i64> {
+fn open_id(
+    v: &Verifier,
+    signed: &[u8],
+    purpose: &str,
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<i64> {
     s.a.clear();
     s.b.clear();
     v.verify(signed, &mut s.a).ok()?;
@@ -53,8 +59,15 @@ pub fn generate(keys: &Keys, id: i64, purpose: &str, expires_ms: Option<i64>, ou
 }
 
 /// The record id of a valid signed id for `purpose`, in either accepted format.
-pub fn verify(keys: &Keys, signed: &[u8], purpose: &str, now_ms: i64, s: &mut Scratch) -> Option<i64> {
-    open_id(&keys.signed_id, signed, purpose, now_ms, s).or_else(|| open_id(&keys.signed_id_sha1, signed, purpose, now_ms, s))
+pub fn verify(
+    keys: &Keys,
+    signed: &[u8],
+    purpose: &str,
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<i64> {
+    open_id(&keys.signed_id, signed, purpose, now_ms, s)
+        .or_else(|| open_id(&keys.signed_id_sha1, signed, purpose, now_ms, s))
 }
 
 /// Appends the avatar token of user `user_id`.
@@ -64,7 +77,13 @@ pub fn avatar_token(keys: &Keys, user_id: i64, out: &mut Vec<u8>) {
 
 /// Appends a session-transfer id for user `user_id`, valid for 4 hours from `now_ms`.
 pub fn transfer_id(keys: &Keys, user_id: i64, now_ms: i64, out: &mut Vec<u8>) {
-    generate(keys, user_id, TRANSFER, Some(now_ms + TRANSFER_LIFETIME_MS), out)
+    generate(
+        keys,
+        user_id,
+        TRANSFER,
+        Some(now_ms + TRANSFER_LIFETIME_MS),
+        out,
+    )
 }
 
 /// Appends the Active Storage signed id of blob `blob_id` (no expiry).
@@ -73,7 +92,12 @@ pub fn blob_signed_id(keys: &Keys, blob_id: i64, out: &mut Vec<u8>) {
 }
 
 /// The blob id of a valid Active Storage signed blob id.
-pub fn verify_blob_signed_id(keys: &Keys, signed: &[u8], now_ms: i64, s: &mut Scratch) -> Option<i64> {
+pub fn verify_blob_signed_id(
+    keys: &Keys,
+    signed: &[u8],
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<i64> {
     open_id(&keys.active_storage, signed, BLOB, now_ms, s)
 }
 
@@ -103,9 +127,19 @@ mod tests {
         let mut v = Vec::new();
         avatar_token(keys(), 1, &mut v);
         assert_eq!(String::from_utf8(v).unwrap(), AVATAR_1);
-        assert_eq!(verify(keys(), AVATAR_1.as_bytes(), AVATAR, NOW, &mut s()), Some(1));
-        assert_eq!(verify(keys(), AVATAR_1_SHA1.as_bytes(), AVATAR, NOW, &mut s()), Some(1), "fallback format");
-        assert_eq!(verify(keys(), AVATAR_1.as_bytes(), TRANSFER, NOW, &mut s()), None);
+        assert_eq!(
+            verify(keys(), AVATAR_1.as_bytes(), AVATAR, NOW, &mut s()),
+            Some(1)
+        );
+        assert_eq!(
+            verify(keys(), AVATAR_1_SHA1.as_bytes(), AVATAR, NOW, &mut s()),
+            Some(1),
+            "fallback format"
+        );
+        assert_eq!(
+            verify(keys(), AVATAR_1.as_bytes(), TRANSFER, NOW, &mut s()),
+            None
+        );
     }
 
     #[test]
@@ -114,9 +148,19 @@ mod tests {
         let mut v = Vec::new();
         transfer_id(keys(), 1, exp - TRANSFER_LIFETIME_MS, &mut v);
         assert_eq!(String::from_utf8(v).unwrap(), TRANSFER_1);
-        assert_eq!(verify(keys(), TRANSFER_1.as_bytes(), TRANSFER, exp - 1, &mut s()), Some(1));
-        assert_eq!(verify(keys(), TRANSFER_1.as_bytes(), TRANSFER, exp, &mut s()), None, "expired");
-        assert_eq!(verify(keys(), TRANSFER_1.as_bytes(), AVATAR, NOW, &mut s()), None);
+        assert_eq!(
+            verify(keys(), TRANSFER_1.as_bytes(), TRANSFER, exp - 1, &mut s()),
+            Some(1)
+        );
+        assert_eq!(
+            verify(keys(), TRANSFER_1.as_bytes(), TRANSFER, exp, &mut s()),
+            None,
+            "expired"
+        );
+        assert_eq!(
+            verify(keys(), TRANSFER_1.as_bytes(), AVATAR, NOW, &mut s()),
+            None
+        );
     }
 
     #[test]
@@ -124,8 +168,15 @@ mod tests {
         let mut v = Vec::new();
         blob_signed_id(keys(), 1, &mut v);
         assert_eq!(String::from_utf8(v).unwrap(), BLOB_1);
-        assert_eq!(verify_blob_signed_id(keys(), BLOB_1.as_bytes(), NOW, &mut s()), Some(1));
-        assert_eq!(verify(keys(), BLOB_1.as_bytes(), BLOB, NOW, &mut s()), None, "different key");
+        assert_eq!(
+            verify_blob_signed_id(keys(), BLOB_1.as_bytes(), NOW, &mut s()),
+            Some(1)
+        );
+        assert_eq!(
+            verify(keys(), BLOB_1.as_bytes(), BLOB, NOW, &mut s()),
+            None,
+            "different key"
+        );
     }
 
     #[test]

@@ -31,7 +31,15 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let mp = (5 * doy + 2) / 153;
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 fn is_leap(y: i64) -> bool {
@@ -108,14 +116,31 @@ fn digits(s: &[u8], n: usize) -> Option<i64> {
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` to Unix milliseconds (fractions
 /// beyond milliseconds are truncated). `None` for anything else.
 pub fn parse_iso8601(s: &[u8]) -> Option<i64> {
-    let (y, mo, d) = (digits(s, 4)?, digits(s.get(5..)?, 2)?, digits(s.get(8..)?, 2)?);
-    let (h, mi, se) = (digits(s.get(11..)?, 2)?, digits(s.get(14..)?, 2)?, digits(s.get(17..)?, 2)?);
-    if s.get(4) != Some(&b'-') || s.get(7) != Some(&b'-') || !matches!(s.get(10), Some(b'T' | b't' | b' '))
-        || s.get(13) != Some(&b':') || s.get(16) != Some(&b':')
+    let (y, mo, d) = (
+        digits(s, 4)?,
+        digits(s.get(5..)?, 2)?,
+        digits(s.get(8..)?, 2)?,
+    );
+    let (h, mi, se) = (
+        digits(s.get(11..)?, 2)?,
+        digits(s.get(14..)?, 2)?,
+        digits(s.get(17..)?, 2)?,
+    );
+    if s.get(4) != Some(&b'-')
+        || s.get(7) != Some(&b'-')
+        || !matches!(s.get(10), Some(b'T' | b't' | b' '))
+        || s.get(13) != Some(&b':')
+        || s.get(16) != Some(&b':')
     {
         return None;
     }
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo as u32) as i64 || h > 23 || mi > 59 || se > 60 {
+    if !(1..=12).contains(&mo)
+        || d < 1
+        || d > days_in_month(y, mo as u32) as i64
+        || h > 23
+        || mi > 59
+        || se > 60
+    {
         return None;
     }
     let mut rest = s.get(19..)?;
@@ -132,9 +157,13 @@ pub fn parse_iso8601(s: &[u8]) -> Option<i64> {
     }
     let offset_min = match rest {
         [b'Z' | b'z'] => 0,
-        [sign @ (b'+' | b'-'), hh @ .., ] if hh.len() == 5 && hh[2] == b':' => {
+        [sign @ (b'+' | b'-'), hh @ ..] if hh.len() == 5 && hh[2] == b':' => {
             let v = digits(hh, 2)? * 60 + digits(&hh[3..], 2)?;
-            if *sign == b'-' { -v } else { v }
+            if *sign == b'-' {
+                -v
+            } else {
+                v
+            }
         }
         _ => return None,
     };
@@ -146,7 +175,9 @@ pub fn parse_iso8601(s: &[u8]) -> Option<i64> {
 /// `expires=`.
 pub fn write_http_date(t: i64, out: &mut Vec<u8>) {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let secs = t.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let s = secs.rem_euclid(86_400);
@@ -193,10 +224,22 @@ mod tests {
         let t = parse_iso8601(b"2044-01-16T09:55:09.004Z").unwrap();
         assert_eq!(iso(t), "2044-01-16T09:55:09.004Z");
         assert_eq!(parse_iso8601(b"2045-01-01T01:00:00+01:00"), Some(EXP_2045));
-        assert_eq!(parse_iso8601(b"2045-01-01T00:00:00.123456Z"), Some(EXP_2045 + 123));
+        assert_eq!(
+            parse_iso8601(b"2045-01-01T00:00:00.123456Z"),
+            Some(EXP_2045 + 123)
+        );
         assert_eq!(parse_iso8601(b"1969-12-31T23:59:59.999Z"), Some(-1));
-        for bad in [&b""[..], b"2045-01-01", b"2045-13-01T00:00:00Z", b"2045-02-29T00:00:00Z", b"2045-01-01T00:00:00",
-            b"2045-01-01T00:00:00.Z", b"2045-01-01T00:00:00Zjunk", b"2045/01/01T00:00:00Z", b"204a-01-01T00:00:00Z"] {
+        for bad in [
+            &b""[..],
+            b"2045-01-01",
+            b"2045-13-01T00:00:00Z",
+            b"2045-02-29T00:00:00Z",
+            b"2045-01-01T00:00:00",
+            b"2045-01-01T00:00:00.Z",
+            b"2045-01-01T00:00:00Zjunk",
+            b"2045/01/01T00:00:00Z",
+            b"204a-01-01T00:00:00Z",
+        ] {
             assert_eq!(parse_iso8601(bad), None, "{}", String::from_utf8_lossy(bad));
         }
     }

@@ -107,14 +107,6 @@ pub fn hex_byte(b: u8) -> [u8; 2] {
     [HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]
 }
 
-/// Appends the lowercase hex of `bytes` to `out`.
-pub fn hex_encode(bytes: &[u8], out: &mut Vec<u8>) {
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.extend_from_slice(&hex_byte(b));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,17 +125,24 @@ mod tests {
             }
         }
         assert!(bot_token().iter().all(u8::is_ascii_alphanumeric));
-        assert!(blob_key().iter().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
+        assert!(blob_key()
+            .iter()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
 
         let u = uuid_v4();
         let s = std::str::from_utf8(&u).unwrap();
         let parts: Vec<&str> = s.split('-').collect();
-        assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [8, 4, 4, 4, 12]);
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
         assert!(parts[2].starts_with('4'));
         assert!(matches!(parts[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'));
 
         let id = session_id();
-        assert!(id.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c)));
+        assert!(id
+            .iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c)));
     }
 
     #[test]
@@ -155,7 +154,12 @@ mod tests {
             }
         }
         assert!(BASE58.iter().all(|&c| seen[c as usize]));
-        assert!(!seen[b'0' as usize] && !seen[b'O' as usize] && !seen[b'I' as usize] && !seen[b'l' as usize]);
+        assert!(
+            !seen[b'0' as usize]
+                && !seen[b'O' as usize]
+                && !seen[b'I' as usize]
+                && !seen[b'l' as usize]
+        );
     }
 
     #[test]
@@ -168,8 +172,7 @@ mod tests {
 
     #[test]
     fn hex() {
-        let mut v = Vec::new();
-        hex_encode(&[0, 0x9f, 0xff], &mut v);
-        assert_eq!(v, b"009fff");
+        assert_eq!(hex_byte(0x9f), *b"9f");
+        assert_eq!(hex_byte(0), *b"00");
     }
 }

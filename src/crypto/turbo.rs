@@ -20,7 +20,13 @@ pub fn sign_stream_name(keys: &Keys, stream_name: &[u8], out: &mut Vec<u8>) {
 
 /// Verifies a signed stream name and appends the stream name to `out`. Returns false
 /// (and leaves `out` untouched) when it is not valid.
-pub fn verify_stream_name(keys: &Keys, signed: &[u8], now_ms: i64, s: &mut Scratch, out: &mut Vec<u8>) -> bool {
+pub fn verify_stream_name(
+    keys: &Keys,
+    signed: &[u8],
+    now_ms: i64,
+    s: &mut Scratch,
+    out: &mut Vec<u8>,
+) -> bool {
     s.a.clear();
     s.b.clear();
     if keys.turbo_stream.verify(signed, &mut s.a).is_err() {
@@ -48,7 +54,8 @@ mod tests {
     use super::*;
 
     const NOW: i64 = 1_767_225_600_000;
-    const ROOMS: &str = "InJvb21zIg==--54acd827f0a7db144c75316a9fc488c0a949f9635b1e47956ce1bd9d1cf2c41d";
+    const ROOMS: &str =
+        "InJvb21zIg==--54acd827f0a7db144c75316a9fc488c0a949f9635b1e47956ce1bd9d1cf2c41d";
     const OPEN_ROOM_1: &str = "IloybGtPaTh2WTJGdGNHWnBjbVV2VW05dmJYTTZPazl3Wlc0dk1ROm1lc3NhZ2VzIg==--7a0d7d7bda1dbd57278ab84a8a19005f4aa320d557c57f73032cdf3d8c785656";
 
     #[test]
@@ -63,12 +70,30 @@ mod tests {
             sign_stream_name(&keys, stream, &mut v);
             assert_eq!(String::from_utf8(v).unwrap(), signed);
             let mut out = Vec::new();
-            assert!(verify_stream_name(&keys, signed.as_bytes(), NOW, &mut Scratch::default(), &mut out));
+            assert!(verify_stream_name(
+                &keys,
+                signed.as_bytes(),
+                NOW,
+                &mut Scratch::default(),
+                &mut out
+            ));
             assert_eq!(out, stream);
         }
         let mut out = Vec::new();
-        assert!(!verify_stream_name(&keys, &ROOMS.as_bytes()[1..], NOW, &mut Scratch::default(), &mut out));
-        assert!(!verify_stream_name(&Keys::derive(b"x"), ROOMS.as_bytes(), NOW, &mut Scratch::default(), &mut out));
+        assert!(!verify_stream_name(
+            &keys,
+            &ROOMS.as_bytes()[1..],
+            NOW,
+            &mut Scratch::default(),
+            &mut out
+        ));
+        assert!(!verify_stream_name(
+            &Keys::derive(b"x"),
+            ROOMS.as_bytes(),
+            NOW,
+            &mut Scratch::default(),
+            &mut out
+        ));
         assert!(out.is_empty());
     }
 }

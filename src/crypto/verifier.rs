@@ -62,10 +62,12 @@ impl Verifier {
     pub fn new(key: &[u8], digest: Digest, alphabet: Alphabet, pad: bool) -> Verifier {
         // HMAC takes keys of any length, so these constructors cannot fail.
         let mac = match digest {
-            Digest::Sha1 => MacKey::Sha1(<Hmac<Sha1> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!())),
-            Digest::Sha256 => {
-                MacKey::Sha256(<Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!()))
-            }
+            Digest::Sha1 => MacKey::Sha1(
+                <Hmac<Sha1> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!()),
+            ),
+            Digest::Sha256 => MacKey::Sha256(
+                <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!()),
+            ),
         };
         Verifier { mac, alphabet, pad }
     }
@@ -156,7 +158,12 @@ pub fn envelope(data_json: &[u8], exp_ms: Option<i64>, purpose: Option<&str>, ou
 
 /// Appends a legacy ("dual-serialized") payload around already-serialized bytes, as the
 /// cookie jars write it: `{"_rails":{"message":"<b64>","exp":…|null,"pur":…|null}}`.
-pub fn legacy_envelope(serialized: &[u8], exp_ms: Option<i64>, purpose: Option<&str>, out: &mut Vec<u8>) {
+pub fn legacy_envelope(
+    serialized: &[u8],
+    exp_ms: Option<i64>,
+    purpose: Option<&str>,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"{\"_rails\":{\"message\":\"");
     base64::encode(Alphabet::Standard, true, serialized, out);
     out.extend_from_slice(b"\",\"exp\":");
@@ -198,7 +205,13 @@ pub enum Bare {
 /// Unwraps a verified payload: checks the envelope's purpose against `purpose` (absent
 /// counts as empty) and refuses it when `now_ms >= exp`. Legacy messages are decoded
 /// into `out`.
-pub fn open<'p>(payload: &'p [u8], purpose: &str, now_ms: i64, bare: Bare, out: &mut Vec<u8>) -> Result<Opened<'p>, Invalid> {
+pub fn open<'p>(
+    payload: &'p [u8],
+    purpose: &str,
+    now_ms: i64,
+    bare: Bare,
+    out: &mut Vec<u8>,
+) -> Result<Opened<'p>, Invalid> {
     match envelope_fields(payload)? {
         None => {
             let mut r = Reader::new(payload);
@@ -263,7 +276,12 @@ pub(crate) fn envelope_fields(payload: &[u8]) -> Result<Option<Fields<'_>>, Inva
         return Ok(None);
     }
     r.begin_object()?;
-    let mut f = Fields { data: None, message: None, exp: None, pur: None };
+    let mut f = Fields {
+        data: None,
+        message: None,
+        exp: None,
+        pur: None,
+    };
     while let Some(key) = r.next_key()? {
         match key {
             b"data" => f.data = Some(r.value()?),
@@ -322,7 +340,10 @@ mod tests {
         assert_eq!(&hex[..n], b"effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
         let v = Verifier::new(b"Jefe", Digest::Sha256, Alphabet::Standard, true);
         let n = v.hex_digest(b"what do ya want for nothing?", &mut hex);
-        assert_eq!(&hex[..n], b"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+        assert_eq!(
+            &hex[..n],
+            b"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
     }
 
     #[test]
@@ -331,43 +352,97 @@ mod tests {
         let mut p = Vec::new();
         envelope(b"1", Some(now + 1), Some("user/transfer"), &mut p);
         assert!(p.starts_with(br#"{"_rails":{"data":1,"exp":""#));
-        assert_eq!(open(&p, "user/transfer", now, Bare::Refuse, &mut Vec::new()), Ok(Opened::Data(b"1")));
-        assert_eq!(open(&p, "user/transfer", now + 1, Bare::Refuse, &mut Vec::new()), Err(Invalid), "expired at exp");
-        assert_eq!(open(&p, "user/avatar", now, Bare::Refuse, &mut Vec::new()), Err(Invalid));
-        assert_eq!(open(&p, "", now, Bare::Accept, &mut Vec::new()), Err(Invalid));
+        assert_eq!(
+            open(&p, "user/transfer", now, Bare::Refuse, &mut Vec::new()),
+            Ok(Opened::Data(b"1"))
+        );
+        assert_eq!(
+            open(&p, "user/transfer", now + 1, Bare::Refuse, &mut Vec::new()),
+            Err(Invalid),
+            "expired at exp"
+        );
+        assert_eq!(
+            open(&p, "user/avatar", now, Bare::Refuse, &mut Vec::new()),
+            Err(Invalid)
+        );
+        assert_eq!(
+            open(&p, "", now, Bare::Accept, &mut Vec::new()),
+            Err(Invalid)
+        );
 
         let mut bare = Vec::new();
         envelope(b"\"rooms\"", None, None, &mut bare);
         assert_eq!(bare, b"\"rooms\"");
-        assert_eq!(open(&bare, "", now, Bare::Refuse, &mut Vec::new()), Ok(Opened::Data(b"\"rooms\"")));
-        assert_eq!(open(&bare, "x", now, Bare::Refuse, &mut Vec::new()), Err(Invalid));
-        assert_eq!(open(&bare, "x", now, Bare::Accept, &mut Vec::new()), Ok(Opened::Data(b"\"rooms\"")));
+        assert_eq!(
+            open(&bare, "", now, Bare::Refuse, &mut Vec::new()),
+            Ok(Opened::Data(b"\"rooms\""))
+        );
+        assert_eq!(
+            open(&bare, "x", now, Bare::Refuse, &mut Vec::new()),
+            Err(Invalid)
+        );
+        assert_eq!(
+            open(&bare, "x", now, Bare::Accept, &mut Vec::new()),
+            Ok(Opened::Data(b"\"rooms\""))
+        );
 
         let mut legacy = Vec::new();
         legacy_envelope(b"\"tok\"", None, Some("cookie.x"), &mut legacy);
-        assert_eq!(legacy, br#"{"_rails":{"message":"InRvayI=","exp":null,"pur":"cookie.x"}}"#);
+        assert_eq!(
+            legacy,
+            br#"{"_rails":{"message":"InRvayI=","exp":null,"pur":"cookie.x"}}"#
+        );
         let mut out = b"..".to_vec();
-        assert_eq!(open(&legacy, "cookie.x", now, Bare::Accept, &mut out), Ok(Opened::Message(2)));
+        assert_eq!(
+            open(&legacy, "cookie.x", now, Bare::Accept, &mut out),
+            Ok(Opened::Message(2))
+        );
         assert_eq!(&out[2..], b"\"tok\"");
-        assert_eq!(open(&legacy, "cookie.y", now, Bare::Accept, &mut out), Err(Invalid));
+        assert_eq!(
+            open(&legacy, "cookie.y", now, Bare::Accept, &mut out),
+            Err(Invalid)
+        );
 
         let mut no_pur = Vec::new();
         envelope(b"2", Some(now + 5), None, &mut no_pur);
-        assert_eq!(open(&no_pur, "", now, Bare::Refuse, &mut Vec::new()), Ok(Opened::Data(b"2")));
-        assert_eq!(open(&no_pur, "p", now, Bare::Refuse, &mut Vec::new()), Err(Invalid));
+        assert_eq!(
+            open(&no_pur, "", now, Bare::Refuse, &mut Vec::new()),
+            Ok(Opened::Data(b"2"))
+        );
+        assert_eq!(
+            open(&no_pur, "p", now, Bare::Refuse, &mut Vec::new()),
+            Err(Invalid)
+        );
     }
 
     #[test]
     fn odd_payloads() {
         let now = 0;
-        for bad in [&b"{"[..], b"", b"{\"_rails\":{\"data\":1", b"{\"_rails\":{}}", b"{\"_rails\":{\"exp\":\"soon\",\"data\":1}}",
-            b"{\"_rails\":{\"message\":\"!!\"}}"] {
-            assert_eq!(open(bad, "", now, Bare::Accept, &mut Vec::new()), Err(Invalid), "{}", String::from_utf8_lossy(bad));
+        for bad in [
+            &b"{"[..],
+            b"",
+            b"{\"_rails\":{\"data\":1",
+            b"{\"_rails\":{}}",
+            b"{\"_rails\":{\"exp\":\"soon\",\"data\":1}}",
+            b"{\"_rails\":{\"message\":\"!!\"}}",
+        ] {
+            assert_eq!(
+                open(bad, "", now, Bare::Accept, &mut Vec::new()),
+                Err(Invalid),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
         // A second top-level key means "not an envelope": the whole object is the value.
         let two = br#"{"_rails":{"data":1},"x":2}"#;
-        assert_eq!(open(two, "", now, Bare::Refuse, &mut Vec::new()), Ok(Opened::Data(&two[..])));
+        assert_eq!(
+            open(two, "", now, Bare::Refuse, &mut Vec::new()),
+            Ok(Opened::Data(&two[..]))
+        );
         let escaped = br#"{"_rails":{"data":1,"pur":"user\/avatar"}}"#;
-        assert_eq!(open(escaped, "user/avatar", now, Bare::Refuse, &mut Vec::new()), Ok(Opened::Data(b"1")));
+        assert_eq!(
+            open(escaped, "user/avatar", now, Bare::Refuse, &mut Vec::new()),
+            Ok(Opened::Data(b"1"))
+        );
     }
 }
