@@ -1,1 +1,3 @@
-//! (not built yet)
+//! The only home of libc calls: epoll, sockets, eventfd, signals and getrandom.
+
+pub mod random;
