@@ -1,1 +1,31 @@
-//! (not built yet)
+//! The database: a thin safe wrapper over SQLite (`libsqlite3-sys`, bundled), the Rails
+//! schema, the single writer thread, and one file of queries per model.
+//!
+//! Threads and connections (design.md §2, docs/architecture.md "Database"):
+//! - the writer thread owns the only read-write `Conn` and commits queued jobs in groups
+//!   (`writer.rs`); a checkpointer thread keeps the WAL short;
+//! - every loop owns one read-only `Conn` (`Conn::open(path, Mode::ReadOnly)`);
+//! - `epoch()` counts our commits; `DataVersion` notices other processes' commits.
+//!
+//! `unsafe` is allowed here (and in `src/sys/`) only; each block has a `// SAFETY:` line.
+
+pub mod error;
+pub mod conn;
+pub mod stmt;
+pub mod time;
+pub mod schema;
+pub mod writer;
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests_conn;
+#[cfg(test)]
+mod tests_schema;
+#[cfg(test)]
+mod tests_writer;
+
+pub use conn::{Conn, Mode};
+pub use error::{Error, Result};
+pub use stmt::{Bind, Null, Step, Stmt};
+pub use writer::{epoch, DataVersion, Job, Writer};

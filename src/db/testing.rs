@@ -1,0 +1,47 @@
+//! Test helpers: a throw-away database file (with its -wal/-shm) removed on drop.
+
+use super::conn::{Conn, Mode};
+use super::schema;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+pub struct TempDb {
+    pub path: String,
+}
+
+impl TempDb {
+    /// A path in the temp dir unique to this process and call; no file yet.
+    pub fn new() -> TempDb {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir();
+        let path = dir.join(format!("campfire-db-test-{}-{}.sqlite3", std::process::id(), n));
+        let t = TempDb { path: path.to_string_lossy().into_owned() };
+        t.remove();
+        t
+    }
+
+    /// A fresh database with the full schema, and a read-write connection to it.
+    pub fn with_schema() -> (TempDb, Conn) {
+        let t = TempDb::new();
+        let c = t.open(Mode::ReadWrite);
+        schema::ensure(&c).expect("schema");
+        (t, c)
+    }
+
+    pub fn open(&self, mode: Mode) -> Conn {
+        Conn::open(&self.path, mode).expect("open test db")
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(format!("{}{}", self.path, suffix));
+        }
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
