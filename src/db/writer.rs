@@ -78,7 +78,9 @@ where
 /// `done` is called exactly once afterwards, on the writer thread, with `Ok(value)` only
 /// after the transaction holding the work has committed. `done` is where broadcasts go
 /// out and where the parked connection's `Resume` is queued; keep it short.
-pub struct Job(Box<dyn Work>);
+/// A job dropped without being finished (e.g. still queued when the writer stopped)
+/// finishes itself with an error, so `done` runs exactly once whatever happens.
+pub struct Job(Option<Box<dyn Work>>);
 
 impl Job {
     /// Builds a job from its work and its completion callback.
@@ -88,7 +90,28 @@ impl Job {
         W: FnOnce(&Conn) -> Result<T> + Send + 'static,
         D: FnOnce(Result<T>) + Send + 'static,
     {
-        Job(Box::new(Pending { work: Some(work), value: None, done }))
+        Job(Some(Box::new(Pending { work: Some(work), value: None, done })))
+    }
+
+    fn run(&mut self, conn: &Conn) -> Result<()> {
+        match &mut self.0 {
+            Some(w) => w.run(conn),
+            None => Err(Error::new(ffi::SQLITE_MISUSE, "job already finished")),
+        }
+    }
+
+    fn finish(mut self, outcome: Result<()>) {
+        if let Some(w) = self.0.take() {
+            w.finish(outcome);
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            w.finish(Err(Error::new(ffi::SQLITE_MISUSE, "writer stopped before running the job")));
+        }
     }
 }
 
@@ -103,7 +126,8 @@ struct Stats {
 }
 
 /// A handle to the writer thread. Cheap to clone and `Send`; the thread runs until
-/// `stop` is called or every handle is dropped.
+/// `stop` is called or every handle is dropped. Jobs submitted after that are finished
+/// with an error.
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Msg>,
@@ -132,9 +156,9 @@ impl Writer {
     /// Queues `job`. Never blocks on the database. If the writer has stopped, the job's
     /// `done` is called at once (on this thread) with an error.
     pub fn submit(&self, job: Job) {
-        if let Err(mpsc::SendError(Msg::Job(job))) = self.tx.send(Msg::Job(job)) {
-            job.0.finish(Err(Error::new(ffi::SQLITE_MISUSE, "writer stopped")));
-        }
+        // If the writer is gone the message comes back and dropping it finishes the job
+        // with an error (see `impl Drop for Job`).
+        let _ = self.tx.send(Msg::Job(job));
     }
 
     /// Commits everything submitted before this call, runs its callbacks, checkpoints,
@@ -209,7 +233,7 @@ fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
             in_txn = true;
             txn_start = results.len();
         }
-        let r = conn.savepoint(|c| job.0.run(c));
+        let r = conn.savepoint(|c| job.run(c));
         if let Err(e) = &r {
             if conn.is_autocommit() {
                 // The error ended the whole transaction: the earlier jobs of it are undone.
@@ -248,7 +272,7 @@ fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
             }
         }
         stats.jobs.fetch_add(1, Ordering::AcqRel);
-        job.0.finish(r);
+        job.finish(r);
     }
     commits
 }
