@@ -16,6 +16,16 @@ pub mod time;
 pub mod schema;
 pub mod writer;
 
+pub mod accounts;
+pub mod bans;
+pub mod boosts;
+pub mod memberships;
+pub mod messages;
+pub mod rooms;
+pub mod searches;
+pub mod sessions;
+pub mod users;
+
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

@@ -190,6 +190,22 @@ impl<'a> Stmt<'a> {
         }
     }
 
+    /// Column `i` as a Rails timestamp (spec/01 §1.1), in µs since the epoch. NULL or text
+    /// that is not a timestamp is an error.
+    pub fn time(&self, i: usize) -> Result<i64> {
+        super::time::parse(self.text(i)?)
+            .ok_or_else(|| Error::new(ffi::SQLITE_MISMATCH, format!("column {i} is not a timestamp")))
+    }
+
+    /// Column `i` as a timestamp in µs, `None` when NULL.
+    pub fn opt_time(&self, i: usize) -> Result<Option<i64>> {
+        if self.is_null(i) {
+            Ok(None)
+        } else {
+            self.time(i).map(Some)
+        }
+    }
+
     /// Column `i` as an owned `String` (NULL → "").
     pub fn string(&self, i: usize) -> Result<String> {
         self.text(i).map(str::to_owned)
