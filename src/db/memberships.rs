@@ -292,3 +292,96 @@ pub fn sidebar(c: &Conn, user_id: i64, mut f: impl FnMut(&SidebarRoom<'_>) -> Re
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{user, TempDb, SEC, T0};
+
+    #[test]
+    fn grant_keeps_existing_involvement_and_revise_revokes_the_rest() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j, k) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"));
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d, j], T0).unwrap();
+        set_involvement(&c, room, j, Involvement::Nothing, T0).unwrap();
+        assert_eq!(grant(&c, room, &[j, k], Involvement::Mentions, T0).unwrap(), 1);
+        assert_eq!(find(&c, room, j).unwrap().unwrap().involvement, Some(Involvement::Nothing));
+        assert_eq!(revise(&c, room, &[d, k], Involvement::Mentions, T0).unwrap(), vec![j]);
+        assert_eq!(user_ids(&c, room).unwrap(), vec![d, k]);
+        assert!(!exists(&c, room, j).unwrap());
+        assert_eq!(revoke(&c, room, &[d, d]).unwrap(), 1);
+    }
+
+    #[test]
+    fn involvement_changes_report_the_previous_value() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d], T0).unwrap();
+        assert_eq!(set_involvement(&c, room, d, Involvement::Invisible, T0).unwrap(), Some(Some(Involvement::Mentions)));
+        assert_eq!(set_involvement(&c, room, d, Involvement::Everything, T0).unwrap(), Some(Some(Involvement::Invisible)));
+        assert_eq!(set_involvement(&c, room, 999, Involvement::Everything, T0).unwrap(), None);
+        assert_eq!(Involvement::parse("loud"), None);
+        for i in [Involvement::Mentions, Involvement::Everything, Involvement::Nothing, Involvement::Invisible] {
+            assert_eq!(Involvement::parse(i.as_str()), Some(i));
+        }
+    }
+
+    #[test]
+    fn sidebar_lists_visible_rooms_by_lowercase_name() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let b = rooms::create_for(&c, Kind::Closed, Some("banana"), d, &[d, j], T0).unwrap();
+        let a = rooms::create_for(&c, Kind::Closed, Some("Apple"), d, &[d], T0).unwrap();
+        let hidden = rooms::create_for(&c, Kind::Closed, Some("Cherry"), d, &[d], T0).unwrap();
+        let (dm, _) = rooms::find_or_create_direct(&c, d, &[d, j], T0).unwrap();
+        set_involvement(&c, hidden, d, Involvement::Invisible, T0).unwrap();
+        mark_unread(&c, b, j, T0 + SEC, T0 + SEC).unwrap();
+        let mut seen = Vec::new();
+        sidebar(&c, d, |r| {
+            seen.push((r.room_id, r.name.map(str::to_owned), r.kind, r.unread));
+            Ok(())
+        })
+        .unwrap();
+        // NULL names (direct rooms) sort first, as LOWER(NULL) does in SQLite.
+        assert_eq!(
+            seen,
+            vec![
+                (dm, None, Kind::Direct, false),
+                (a, Some("Apple".into()), Kind::Closed, false),
+                (b, Some("banana".into()), Kind::Closed, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn presence_counts_connections_and_reads_the_room() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d, j], T0).unwrap();
+        mark_unread(&c, room, j, T0, T0).unwrap();
+        let m = |c: &Conn| find(c, room, d).unwrap().unwrap();
+        assert!(m(&c).unread_at.is_some());
+        assert!(present(&c, room, d, T0).unwrap());
+        assert_eq!((m(&c).connections, m(&c).connected_at, m(&c).unread_at), (1, Some(T0), None));
+        present(&c, room, d, T0 + SEC).unwrap();
+        assert_eq!(m(&c).connections, 2);
+        disconnected(&c, room, d, T0 + 2 * SEC).unwrap();
+        assert_eq!((m(&c).connections, m(&c).connected_at), (1, Some(T0 + SEC)));
+        disconnected(&c, room, d, T0 + 3 * SEC).unwrap();
+        assert_eq!((m(&c).connections, m(&c).connected_at), (0, None));
+        // A stale connection restarts at one.
+        present(&c, room, d, T0).unwrap();
+        present(&c, room, d, T0 + 120 * SEC).unwrap();
+        assert_eq!(m(&c).connections, 1);
+        refresh(&c, room, d, T0 + 130 * SEC).unwrap();
+        assert_eq!((m(&c).connections, m(&c).connected_at), (1, Some(T0 + 130 * SEC)));
+        refresh(&c, room, d, T0 + 500 * SEC).unwrap();
+        assert_eq!(m(&c).connections, 1);
+        assert!(m(&c).is_connected(T0 + 560 * SEC));
+        assert!(!m(&c).is_connected(T0 + 561 * SEC));
+        assert_eq!(disconnect_all(&c, T0 + 510 * SEC).unwrap(), 1);
+        assert_eq!((m(&c).connections, m(&c).connected_at), (0, None));
+        assert!(!present(&c, room, 999, T0).unwrap());
+    }
+}

@@ -336,3 +336,127 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
     rooms::touch(c, m.room_id, now)?;
     Ok(Some(blobs))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::memberships::{self, Involvement};
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{one_int, one_text, user, TempDb, SEC, T0};
+
+    fn post(c: &Conn, room: i64, creator: i64, text: &str, at: i64) -> i64 {
+        let cid = format!("cid-{at}-{room}");
+        let body = format!("<div>{text}</div>");
+        create(c, &NewMessage { room_id: room, creator_id: creator, client_message_id: &cid, body: Some(&body), plain_text: text }, at).unwrap()
+    }
+
+    fn ids(f: impl FnOnce(&mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize>) -> Vec<i64> {
+        let mut out = Vec::new();
+        f(&mut |m| {
+            out.push(m.id);
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    /// 50 messages one second apart in room A, one message in room B.
+    fn fixture() -> (TempDb, Conn, i64, Vec<i64>) {
+        let (db, c) = TempDb::with_schema();
+        let u = user(&c, "David");
+        let a = rooms::create_for(&c, Kind::Closed, Some("A"), u, &[u], T0).unwrap();
+        let b = rooms::create_for(&c, Kind::Closed, Some("B"), u, &[u], T0).unwrap();
+        let msgs: Vec<i64> = (0..50).map(|i| post(&c, a, u, &format!("message {i}"), T0 + i * SEC)).collect();
+        post(&c, b, u, "elsewhere", T0 + 25 * SEC + SEC / 2);
+        (db, c, a, msgs)
+    }
+
+    #[test]
+    fn pages_follow_created_at() {
+        let (_db, c, a, m) = fixture();
+        assert_eq!(ids(|f| last_page(&c, a, f)), m[10..50].to_vec());
+        assert_eq!(ids(|f| first_page(&c, a, f)), m[0..40].to_vec());
+        assert_eq!(ids(|f| page_before(&c, a, m[10], f)), m[0..10].to_vec());
+        assert_eq!(ids(|f| page_before(&c, a, m[45], f)), m[5..45].to_vec());
+        assert_eq!(ids(|f| page_after(&c, a, m[5], f)), m[6..46].to_vec());
+        assert_eq!(ids(|f| page_after(&c, a, m[49], f)), Vec::<i64>::new());
+        assert_eq!(ids(|f| page_around(&c, a, m[20], f)), m.clone());
+        let around = ids(|f| page_around(&c, a, m[45], f));
+        assert_eq!(around.len(), 40 + 1 + 4);
+        assert_eq!(around.first(), Some(&m[5]));
+        assert_eq!(ids(|f| page_created_since(&c, a, T0 + 44 * SEC, f)), m[45..50].to_vec());
+        assert_eq!(count(&c, a).unwrap(), 50);
+        // An anchor from another room yields nothing around it.
+        let other = one_int(&c, "SELECT id FROM messages WHERE client_message_id LIKE 'cid-%' ORDER BY id DESC LIMIT 1");
+        assert_eq!(ids(|f| page_around(&c, a, other, f)), Vec::<i64>::new());
+        assert!(find_in_room(&c, a, other).unwrap().is_none());
+        assert!(find_in_room(&c, a, m[3]).unwrap().is_some());
+    }
+
+    #[test]
+    fn updated_since_and_edit() {
+        let (_db, c, a, m) = fixture();
+        assert!(update(&c, m[3], "<div>edited eels</div>", "edited eels", T0 + 100 * SEC).unwrap());
+        assert_eq!(ids(|f| page_updated_since(&c, a, T0 + 60 * SEC, f)), vec![m[3]]);
+        assert_eq!(body(&c, m[3]).unwrap().as_deref(), Some("<div>edited eels</div>"));
+        assert_eq!(one_text(&c, &format!("SELECT body FROM message_search_index WHERE rowid = {}", m[3])).as_deref(), Some("edited eels"));
+        assert_eq!(one_text(&c, &format!("SELECT updated_at FROM rooms WHERE id = {a}")).as_deref(), Some("2025-12-12 15:45:20"));
+        assert!(!update(&c, 999_999, "x", "x", T0).unwrap());
+    }
+
+    #[test]
+    fn create_writes_body_search_row_and_touches_room() {
+        let (_db, c) = TempDb::with_schema();
+        let u = user(&c, "David");
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), u, &[u], T0).unwrap();
+        let id = create(&c, &NewMessage { room_id: room, creator_id: u, client_message_id: "abc", body: None, plain_text: "photo.jpg" }, T0 + 5 * SEC + 7).unwrap();
+        let m = find(&c, id).unwrap().unwrap();
+        assert_eq!((m.room_id, m.creator_id, m.client_message_id.as_str()), (room, u, "abc"));
+        assert_eq!(m.created_at, T0 + 5 * SEC + 7);
+        assert_eq!(one_text(&c, &format!("SELECT created_at FROM messages WHERE id = {id}")).as_deref(), Some("2025-12-12 15:43:45.000007"));
+        assert_eq!(body(&c, id).unwrap(), None, "attachment-only message: no rich text row");
+        assert_eq!(one_text(&c, &format!("SELECT body FROM message_search_index WHERE rowid = {id}")).as_deref(), Some("photo.jpg"));
+        assert_eq!(rooms::find(&c, room).unwrap().unwrap().updated_at, T0 + 5 * SEC + 7);
+        let id2 = post(&c, room, u, "hello", T0 + 6 * SEC);
+        assert_eq!(
+            one_text(&c, &format!("SELECT record_type || '/' || name || '/' || body FROM action_text_rich_texts WHERE record_id = {id2}")).as_deref(),
+            Some("Message/body/<div>hello</div>")
+        );
+    }
+
+    #[test]
+    fn create_marks_the_room_unread_for_disconnected_visible_others() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j, k, l) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"), user(&c, "Lisa"));
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d, j, k, l], T0).unwrap();
+        memberships::set_involvement(&c, room, k, Involvement::Invisible, T0).unwrap();
+        memberships::present(&c, room, l, T0).unwrap();
+        post(&c, room, d, "hi", T0 + 30 * SEC);
+        let unread = |u: i64| memberships::find(&c, room, u).unwrap().unwrap().unread_at;
+        assert_eq!(unread(d), None, "creator");
+        assert_eq!(unread(j), Some(T0 + 30 * SEC), "disconnected");
+        assert_eq!(unread(k), None, "invisible");
+        assert_eq!(unread(l), None, "connected 30 s ago");
+        post(&c, room, d, "later", T0 + 61 * SEC);
+        assert_eq!(unread(l), Some(T0 + 61 * SEC), "connection went stale after 60 s");
+    }
+
+    #[test]
+    fn destroy_removes_everything_that_hangs_off_a_message() {
+        let (_db, c) = TempDb::with_schema();
+        let u = user(&c, "David");
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), u, &[u], T0).unwrap();
+        let id = post(&c, room, u, "bye", T0);
+        crate::db::boosts::create(&c, id, u, "👍", T0 + SEC).unwrap();
+        c.exec("INSERT INTO active_storage_blobs (key, filename, service_name, byte_size, created_at) VALUES ('k1', 'a.png', 'local', 3, '2025-01-01 00:00:00')").unwrap();
+        let blob = c.last_insert_rowid();
+        c.exec(&format!("INSERT INTO active_storage_attachments (name, record_type, record_id, blob_id, created_at) VALUES ('attachment', 'Message', {id}, {blob}, '2025-01-01 00:00:00')")).unwrap();
+        assert_eq!(destroy(&c, id, T0 + 2 * SEC).unwrap(), Some(vec![blob]));
+        for table in ["messages", "boosts", "action_text_rich_texts", "active_storage_attachments", "message_search_index"] {
+            assert_eq!(one_int(&c, &format!("SELECT count(*) FROM {table}")), 0, "{table}");
+        }
+        assert_eq!(one_int(&c, "SELECT count(*) FROM active_storage_blobs"), 1, "the blob is purged later");
+        assert_eq!(rooms::find(&c, room).unwrap().unwrap().updated_at, T0 + 2 * SEC);
+        assert_eq!(destroy(&c, id, T0).unwrap(), None);
+    }
+}

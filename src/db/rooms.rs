@@ -224,3 +224,84 @@ pub fn original(c: &Conn) -> Result<Option<i64>> {
     let mut s = c.prepare_cached("SELECT id FROM rooms ORDER BY created_at, id LIMIT 1")?;
     Ok(if s.row()? { Some(s.int(0)) } else { None })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::testing::{one_int, user, TempDb, SEC, T0};
+    use crate::db::users;
+
+    #[test]
+    fn open_rooms_are_granted_to_every_active_user_now_and_later() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j, gone) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Gone"));
+        users::deactivate(&c, gone, "uuid", T0).unwrap();
+        let open = create_for(&c, Kind::Open, Some("Lobby"), d, &[d], T0).unwrap();
+        assert_eq!(memberships::user_ids(&c, open).unwrap(), vec![d, j]);
+        let later = user(&c, "Kevin");
+        assert_eq!(memberships::user_ids(&c, open).unwrap(), vec![d, j, later]);
+        let m = memberships::find(&c, open, later).unwrap().unwrap();
+        assert_eq!(m.involvement, Some(Involvement::Mentions));
+        let closed = create_for(&c, Kind::Closed, Some("Secret"), d, &[d], T0).unwrap();
+        assert_eq!(memberships::user_ids(&c, closed).unwrap(), vec![d]);
+        assert!(find_for_user(&c, j, closed).unwrap().is_none());
+        assert_eq!(find_for_user(&c, d, closed).unwrap().unwrap().name.as_deref(), Some("Secret"));
+    }
+
+    #[test]
+    fn open_and_closed_convert_but_direct_never_changes_type() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let room = create_for(&c, Kind::Closed, Some("Secret"), d, &[d], T0).unwrap();
+        assert!(update(&c, room, Some("Public"), Kind::Open, T0 + SEC).unwrap());
+        let r = find(&c, room).unwrap().unwrap();
+        assert_eq!((r.kind, r.name.as_deref(), r.updated_at), (Kind::Open, Some("Public"), T0 + SEC));
+        assert_eq!(memberships::user_ids(&c, room).unwrap(), vec![d, j], "becoming open grants everyone");
+        assert!(update(&c, room, Some("Secret again"), Kind::Closed, T0).unwrap());
+        assert_eq!(memberships::user_ids(&c, room).unwrap(), vec![d, j], "closing revokes nobody");
+        let (dm, _) = find_or_create_direct(&c, d, &[d, j], T0).unwrap();
+        let e = update(&c, dm, Some("x"), Kind::Open, T0).unwrap_err();
+        assert_eq!(e.message, "Type can't be changed for a direct room");
+        assert_eq!(find(&c, dm).unwrap().unwrap().kind, Kind::Direct);
+        assert!(update(&c, room, None, Kind::Direct, T0).is_err());
+        assert!(!update(&c, 12345, None, Kind::Open, T0).unwrap());
+    }
+
+    #[test]
+    fn direct_rooms_are_singletons_per_member_set() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j, k) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"));
+        let (dj, created) = find_or_create_direct(&c, d, &[d, j], T0).unwrap();
+        assert!(created);
+        let r = find(&c, dj).unwrap().unwrap();
+        assert_eq!((r.kind, r.name.clone(), r.creator_id), (Kind::Direct, None, d));
+        assert_eq!(memberships::find(&c, dj, j).unwrap().unwrap().involvement, Some(Involvement::Everything));
+        assert_eq!(find_or_create_direct(&c, j, &[j, d, j], T0).unwrap(), (dj, false), "same set, any order");
+        let (djk, created) = find_or_create_direct(&c, d, &[d, j, k], T0).unwrap();
+        assert!(created && djk != dj, "a superset is another room");
+        let (me, created) = find_or_create_direct(&c, d, &[d], T0).unwrap();
+        assert!(created && me != dj, "self-DM");
+        assert_eq!(find_or_create_direct(&c, d, &[d], T0).unwrap(), (me, false));
+        assert_eq!(one_int(&c, "SELECT count(*) FROM rooms WHERE type = 'Rooms::Direct'"), 3);
+    }
+
+    #[test]
+    fn destroy_takes_memberships_and_messages_with_it() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        let room = create_for(&c, Kind::Open, Some("Doomed"), d, &[], T0).unwrap();
+        let keep = create_for(&c, Kind::Open, Some("Kept"), d, &[], T0 + SEC).unwrap();
+        for (i, r) in [room, room, keep].into_iter().enumerate() {
+            let cid = format!("c{i}");
+            messages::create(&c, &messages::NewMessage { room_id: r, creator_id: d, client_message_id: &cid, body: Some("<p>x</p>"), plain_text: "x" }, T0).unwrap();
+        }
+        assert_eq!(destroy(&c, room, T0).unwrap(), Some(vec![]));
+        assert!(find(&c, room).unwrap().is_none());
+        assert_eq!(one_int(&c, "SELECT count(*) FROM messages"), 1);
+        assert_eq!(one_int(&c, &format!("SELECT count(*) FROM memberships WHERE room_id = {room}")), 0);
+        assert_eq!(one_int(&c, "SELECT count(*) FROM message_search_index"), 1);
+        assert_eq!(destroy(&c, room, T0).unwrap(), None);
+        assert_eq!(last_for_user(&c, d).unwrap(), Some(keep));
+        assert_eq!(original(&c).unwrap(), Some(keep));
+    }
+}

@@ -45,3 +45,33 @@ impl Drop for TempDb {
         self.remove();
     }
 }
+
+/// 2025-12-12 15:43:40 UTC: the clock of the model tests.
+pub const T0: i64 = 1_765_554_220_000_000;
+/// One second in µs.
+pub const SEC: i64 = 1_000_000;
+
+/// Creates an active member named `name` (e-mail `<name>@example.com`); returns the id.
+pub fn user(c: &Conn, name: &str) -> i64 {
+    let email = format!("{}@example.com", name.to_lowercase());
+    super::users::create(
+        c,
+        &super::users::NewUser { name, email_address: Some(&email), password_digest: Some("$2a$12$x"), ..Default::default() },
+        T0,
+    )
+    .expect("create user")
+}
+
+/// Runs a single-value query (test assertions).
+pub fn one_int(c: &Conn, sql: &str) -> i64 {
+    let mut s = c.prepare(sql).expect("prepare");
+    assert!(s.row().expect("step"), "no row: {sql}");
+    s.int(0)
+}
+
+/// Runs a single-text query (test assertions); NULL → None.
+pub fn one_text(c: &Conn, sql: &str) -> Option<String> {
+    let mut s = c.prepare(sql).expect("prepare");
+    assert!(s.row().expect("step"), "no row: {sql}");
+    s.opt_string(0).expect("text")
+}
