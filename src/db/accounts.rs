@@ -137,3 +137,59 @@ pub fn first_run(c: &Conn, f: &FirstRun<'_>, now: i64) -> Result<(i64, i64)> {
     memberships::grant(c, room_id, &[user_id], Involvement::Mentions, now)?;
     Ok((user_id, room_id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::testing::{one_int, one_text, TempDb, SEC, T0};
+
+    fn run(c: &Conn, email: &str) -> Result<(i64, i64)> {
+        c.transaction(|c| first_run(c, &FirstRun { name: "David", email_address: email, password_digest: "$2a$12$h", join_code: "CRMu-l8Ge-KB9B" }, T0))
+    }
+
+    #[test]
+    fn first_run_creates_account_admin_and_all_talk() {
+        let (_db, c) = TempDb::with_schema();
+        assert!(!exists(&c).unwrap());
+        let (user_id, room_id) = run(&c, "david@example.com").unwrap();
+        let a = get(&c).unwrap().unwrap();
+        assert_eq!((a.name.as_str(), a.join_code.as_str(), a.restrict_room_creation), ("Campfire", "CRMu-l8Ge-KB9B", false));
+        assert_eq!(a.settings.as_deref(), Some(r#"{"restrict_room_creation_to_administrators":false}"#));
+        let u = users::find(&c, user_id).unwrap().unwrap();
+        assert!(u.is_administrator());
+        let r = rooms::find(&c, room_id).unwrap().unwrap();
+        assert_eq!((r.kind, r.name.as_deref(), r.creator_id), (Kind::Open, Some("All Talk"), user_id));
+        assert!(memberships::exists(&c, room_id, user_id).unwrap());
+        // A second first run fails as a whole (singleton guard) and changes nothing.
+        let e = run(&c, "other@example.com").unwrap_err();
+        assert!(e.is_constraint());
+        assert_eq!(one_int(&c, "SELECT count(*) FROM users"), 1);
+        assert_eq!(one_int(&c, "SELECT count(*) FROM rooms"), 1);
+    }
+
+    #[test]
+    fn settings_and_changes() {
+        let (_db, c) = TempDb::with_schema();
+        assert!(!update(&c, &Changes::default(), T0).unwrap());
+        create(&c, "Campfire", "AAAA-BBBB-CCCC", T0).unwrap();
+        update(&c, &Changes { restrict_room_creation: Some(true), custom_styles: Some(Some("body{}")), ..Default::default() }, T0 + SEC).unwrap();
+        let a = get(&c).unwrap().unwrap();
+        assert!(a.restrict_room_creation);
+        assert_eq!((a.custom_styles.as_deref(), a.updated_at), (Some("body{}"), T0 + SEC));
+        update(&c, &Changes { join_code: Some("DDDD-EEEE-FFFF"), name: Some("HQ"), ..Default::default() }, T0).unwrap();
+        let a = get(&c).unwrap().unwrap();
+        assert_eq!((a.name.as_str(), a.join_code.as_str(), a.restrict_room_creation), ("HQ", "DDDD-EEEE-FFFF", true));
+        // Values other than JSON true, or unreadable JSON, mean "not restricted".
+        for raw in [r#"{"restrict_room_creation_to_administrators":"true"}"#, "{}", "not json"] {
+            let mut s = c.prepare("UPDATE accounts SET settings = ?1").unwrap();
+            s.bind(1, raw).unwrap();
+            s.run().unwrap();
+            drop(s);
+            assert!(!get(&c).unwrap().unwrap().restrict_room_creation, "{raw}");
+        }
+        c.exec("UPDATE accounts SET settings = NULL").unwrap();
+        update(&c, &Changes::default(), T0).unwrap();
+        assert_eq!(one_text(&c, "SELECT settings FROM accounts").as_deref(), Some(r#"{"restrict_room_creation_to_administrators":false}"#), "defaults written on save");
+        assert!(create(&c, "Second", "x", T0).unwrap_err().is_constraint());
+    }
+}

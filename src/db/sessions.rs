@@ -98,3 +98,32 @@ pub fn destroy_all_for_user(c: &Conn, user_id: i64) -> Result<usize> {
     s.run()?;
     Ok(c.changes() as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::testing::{one_text, user, TempDb, SEC, T0};
+
+    #[test]
+    fn sessions_authenticate_refresh_hourly_and_end() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        let id = create(&c, d, "AxJs94fteQ5Autv2VrKsH68c", Some("203.0.113.5"), Some("Firefox"), T0).unwrap();
+        let a = authenticate(&c, "AxJs94fteQ5Autv2VrKsH68c").unwrap().unwrap();
+        assert_eq!(a, Authenticated { session_id: id, user_id: d, role: 0, status: 0, last_active_at: T0 });
+        assert_eq!(authenticate(&c, "axJs94fteQ5Autv2VrKsH68c").unwrap(), None);
+        assert_eq!(authenticate(&c, "").unwrap(), None);
+        assert!(!a.needs_refresh(T0 + 3600 * SEC));
+        assert!(a.needs_refresh(T0 + 3600 * SEC + 1));
+        assert!(!resume(&c, id, Some("198.51.100.1"), Some("Chrome"), T0 + 1800 * SEC).unwrap());
+        assert!(resume(&c, id, Some("198.51.100.1"), Some("Chrome"), T0 + 3601 * SEC).unwrap());
+        assert_eq!(one_text(&c, &format!("SELECT ip_address || ' ' || user_agent || ' ' || last_active_at FROM sessions WHERE id = {id}")).as_deref(), Some("198.51.100.1 Chrome 2025-12-12 16:43:41"));
+        assert!(!resume(&c, id, None, None, T0 + 3602 * SEC).unwrap(), "refreshed once");
+        let dup = create(&c, d, "AxJs94fteQ5Autv2VrKsH68c", None, None, T0).unwrap_err();
+        assert!(dup.is_constraint());
+        create(&c, d, "second", None, None, T0).unwrap();
+        assert!(destroy(&c, id).unwrap());
+        assert!(!destroy(&c, id).unwrap());
+        assert_eq!(destroy_all_for_user(&c, d).unwrap(), 1);
+    }
+}

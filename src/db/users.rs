@@ -296,3 +296,130 @@ pub fn direct_partner_count(c: &Conn, user_id: i64) -> Result<i64> {
     s.bind(1, user_id)?;
     Ok(if s.row()? { s.int(0) } else { 0 })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{one_int, user, TempDb, SEC, T0};
+    use crate::db::{memberships, searches};
+
+    #[test]
+    fn create_find_and_exact_email_lookup() {
+        let (_db, c) = TempDb::with_schema();
+        let open = rooms::create_for(&c, Kind::Open, Some("All Talk"), 1, &[], T0).unwrap();
+        let id = create(&c, &NewUser { name: "Jean-Luc", email_address: Some("jl@example.com"), bio: Some("Captain"), ..Default::default() }, T0).unwrap();
+        let u = find(&c, id).unwrap().unwrap();
+        assert_eq!((u.name.as_str(), u.bio.as_deref(), u.role, u.status), ("Jean-Luc", Some("Captain"), ROLE_MEMBER, STATUS_ACTIVE));
+        assert_eq!(u.password_digest, None);
+        assert!(u.is_active() && !u.is_administrator() && !u.is_bot());
+        assert_eq!(find_by_email(&c, "jl@example.com").unwrap().map(|u| u.id), Some(id));
+        assert_eq!(find_by_email(&c, "JL@example.com").unwrap(), None, "no normalisation");
+        assert!(memberships::exists(&c, open, id).unwrap(), "granted the open rooms");
+        let dup = create(&c, &NewUser { name: "Other", email_address: Some("jl@example.com"), ..Default::default() }, T0).unwrap_err();
+        assert!(dup.is_constraint());
+        assert!(find(&c, 999).unwrap().is_none());
+    }
+
+    #[test]
+    fn update_writes_only_what_is_given() {
+        let (_db, c) = TempDb::with_schema();
+        let id = user(&c, "David");
+        assert!(update(&c, id, &Changes { bio: Some(Some("hi")), ..Default::default() }, T0 + SEC).unwrap());
+        let u = find(&c, id).unwrap().unwrap();
+        assert_eq!((u.name.as_str(), u.bio.as_deref(), u.password_digest.as_deref(), u.updated_at), ("David", Some("hi"), Some("$2a$12$x"), T0 + SEC));
+        update(&c, id, &Changes { name: Some("Dave"), password_digest: Some(None), role: Some(ROLE_ADMINISTRATOR), ..Default::default() }, T0).unwrap();
+        let u = find(&c, id).unwrap().unwrap();
+        assert_eq!((u.name.as_str(), u.bio.as_deref(), u.password_digest, u.role), ("Dave", Some("hi"), None, ROLE_ADMINISTRATOR));
+        assert!(!update(&c, 999, &Changes::default(), T0).unwrap());
+    }
+
+    #[test]
+    fn deactivation_frees_the_email_and_keeps_direct_rooms() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let shared = rooms::create_for(&c, Kind::Open, Some("All"), d, &[], T0).unwrap();
+        let (dm, _) = rooms::find_or_create_direct(&c, d, &[d, j], T0).unwrap();
+        crate::db::sessions::create(&c, d, "tok", None, None, T0).unwrap();
+        searches::record(&c, d, "eels", T0).unwrap();
+        c.exec(&format!("INSERT INTO push_subscriptions (user_id, endpoint, created_at, updated_at) VALUES ({d}, 'e', '2025-01-01 00:00:00', '2025-01-01 00:00:00')")).unwrap();
+        assert!(deactivate(&c, d, "2e7de450-0000-4000-8000-000000000000", T0).unwrap());
+        let u = find(&c, d).unwrap().unwrap();
+        assert_eq!(u.status, STATUS_DEACTIVATED);
+        assert_eq!(u.email_address.as_deref(), Some("david-deactivated-2e7de450-0000-4000-8000-000000000000@example.com"));
+        assert!(!memberships::exists(&c, shared, d).unwrap());
+        assert!(memberships::exists(&c, dm, d).unwrap());
+        for table in ["sessions", "searches", "push_subscriptions"] {
+            assert_eq!(one_int(&c, &format!("SELECT count(*) FROM {table} WHERE user_id = {d}")), 0, "{table}");
+        }
+        // The address is free again.
+        create(&c, &NewUser { name: "New David", email_address: Some("david@example.com"), ..Default::default() }, T0).unwrap();
+        // NULL e-mails stay NULL.
+        let bot = create(&c, &NewUser { name: "Bot", bot_token: Some("tok123456789"), role: ROLE_BOT, ..Default::default() }, T0).unwrap();
+        deactivate(&c, bot, "u", T0).unwrap();
+        assert_eq!(find(&c, bot).unwrap().unwrap().email_address, None);
+    }
+
+    #[test]
+    fn bot_keys_authenticate_active_bots_only() {
+        let (_db, c) = TempDb::with_schema();
+        let bot = create(&c, &NewUser { name: "Bender", bot_token: Some("AbCdEf123456"), role: ROLE_BOT, ..Default::default() }, T0).unwrap();
+        let human = create(&c, &NewUser { name: "Hu", bot_token: Some("Human1234567"), ..Default::default() }, T0).unwrap();
+        let key = format!("{bot}-AbCdEf123456");
+        assert_eq!(authenticate_bot(&c, &key).unwrap().map(|u| u.id), Some(bot));
+        assert_eq!(authenticate_bot(&c, &format!("{key}-extra")).unwrap().map(|u| u.id), Some(bot));
+        for bad in [format!("{bot}-wrong"), format!("{bot}"), format!("{bot}-"), "x-AbCdEf123456".to_string(), String::new(), format!("{human}-Human1234567")] {
+            assert_eq!(authenticate_bot(&c, &bad).unwrap(), None, "{bad}");
+        }
+        deactivate(&c, bot, "u", T0).unwrap();
+        assert_eq!(authenticate_bot(&c, &key).unwrap(), None);
+    }
+
+    #[test]
+    fn autocomplete_filters_orders_and_pages() {
+        let (_db, c) = TempDb::with_schema();
+        let names = ["bob", "Alice", "alfred", "Zed", "al_x"];
+        let ids: Vec<i64> = names.iter().map(|n| user(&c, n)).collect();
+        deactivate(&c, ids[3], "u", T0).unwrap();
+        let collect = |room: Option<i64>, q: &str, limit: i64, offset: i64| {
+            let mut got = Vec::new();
+            let total = autocomplete(&c, room, q, limit, offset, |u| {
+                got.push(u.name.to_owned());
+                Ok(())
+            })
+            .unwrap();
+            (total, got)
+        };
+        assert_eq!(collect(None, "", 20, 0), (4, vec!["al_x".into(), "alfred".into(), "Alice".into(), "bob".into()]));
+        assert_eq!(collect(None, "AL", 20, 0).1, vec!["al_x", "alfred", "Alice"], "LIKE is ASCII case-insensitive");
+        assert_eq!(collect(None, "l_", 20, 0).1, vec!["al_x", "alfred", "Alice"], "_ is a wildcard, as in Rails");
+        assert_eq!(collect(None, "", 2, 2), (4, vec!["Alice".into(), "bob".into()]));
+        assert_eq!(collect(None, "", 2, 10), (4, vec![]));
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), ids[0], &[ids[0], ids[1]], T0).unwrap();
+        assert_eq!(collect(Some(room), "", 20, 0), (2, vec!["Alice".into(), "bob".into()]));
+    }
+
+    #[test]
+    fn sidebar_placeholders_exclude_direct_partners() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j, k, bot) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"), user(&c, "Bot"));
+        deactivate(&c, bot, "u", T0).unwrap();
+        assert_eq!(direct_partner_count(&c, d).unwrap(), 0);
+        rooms::find_or_create_direct(&c, d, &[d, j], T0).unwrap();
+        assert_eq!(direct_partner_count(&c, d).unwrap(), 2);
+        let mut got = Vec::new();
+        without_direct_room_with(&c, d, 20, |u| {
+            got.push(u.id);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, vec![k]);
+        let mut all = Vec::new();
+        active_ordered(&c, |u| {
+            all.push(u.name.to_owned());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(all, vec!["David", "Jason", "Kevin"]);
+    }
+}
