@@ -115,3 +115,71 @@ pub fn message_ids(c: &Conn, user_id: i64) -> Result<Vec<i64>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::testing::{one_int, user, TempDb, T0};
+    use crate::db::users;
+
+    #[test]
+    fn address_rules_match_rails() {
+        for ok in ["203.0.113.9", "8.8.8.8", "2001:db8::1", "172.32.0.1", "::ffff:8.8.8.8"] {
+            assert_eq!(check_address(ok), Ok(()), "{ok}");
+        }
+        for private in ["127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.1.1", "::1", "fc00::1", "fd12::1", "fe80::1", "::ffff:10.0.0.1"] {
+            assert_eq!(check_address(private), Err(Refused::PrivateAddress), "{private}");
+        }
+        for bad in ["", "nope", "1.2.3", "300.1.1.1"] {
+            assert_eq!(check_address(bad), Err(Refused::InvalidAddress), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ban_and_unban() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        for (tok, ip) in [("t1", Some("203.0.113.9")), ("t2", Some("203.0.113.9")), ("t3", Some("198.51.100.7")), ("t4", Some("")), ("t5", None)] {
+            sessions::create(&c, d, tok, ip, None, T0).unwrap();
+        }
+        assert_eq!(ban(&c, d, T0).unwrap(), Ok(()));
+        assert_eq!(one_int(&c, "SELECT count(*) FROM bans"), 2);
+        assert!(is_banned(&c, "203.0.113.9").unwrap());
+        assert!(is_banned(&c, "198.51.100.7").unwrap());
+        assert!(!is_banned(&c, "203.0.113.90").unwrap());
+        assert_eq!(one_int(&c, "SELECT count(*) FROM sessions"), 0);
+        assert_eq!(users::find(&c, d).unwrap().unwrap().status, STATUS_BANNED);
+        unban(&c, d, T0).unwrap();
+        assert_eq!(one_int(&c, "SELECT count(*) FROM bans"), 0);
+        assert_eq!(users::find(&c, d).unwrap().unwrap().status, STATUS_ACTIVE);
+    }
+
+    #[test]
+    fn a_private_session_address_refuses_the_whole_ban() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        sessions::create(&c, d, "t1", Some("203.0.113.9"), None, T0).unwrap();
+        sessions::create(&c, d, "t2", Some("192.168.0.4"), None, T0).unwrap();
+        assert_eq!(ban(&c, d, T0).unwrap(), Err(Refused::PrivateAddress));
+        assert_eq!(Refused::PrivateAddress.message(), "cannot be a private or internal IP address");
+        assert_eq!(one_int(&c, "SELECT count(*) FROM bans"), 0);
+        assert_eq!(one_int(&c, "SELECT count(*) FROM sessions"), 2);
+        assert_eq!(users::find(&c, d).unwrap().unwrap().status, STATUS_ACTIVE);
+    }
+
+    #[test]
+    fn lists_the_messages_to_remove() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let room = crate::db::rooms::create_for(&c, crate::db::rooms::Kind::Open, Some("R"), d, &[], T0).unwrap();
+        let mut mine = Vec::new();
+        for (i, who) in [d, j, d].into_iter().enumerate() {
+            let cid = format!("c{i}");
+            let id = crate::db::messages::create(&c, &crate::db::messages::NewMessage { room_id: room, creator_id: who, client_message_id: &cid, body: None, plain_text: "" }, T0 + i as i64).unwrap();
+            if who == d {
+                mine.push(id);
+            }
+        }
+        assert_eq!(message_ids(&c, d).unwrap(), mine);
+    }
+}

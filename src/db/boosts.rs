@@ -74,3 +74,35 @@ pub fn destroy(c: &Conn, id: i64, booster_id: i64, now: i64) -> Result<Option<i6
     messages::touch(c, message_id, now)?;
     Ok(Some(message_id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::messages::NewMessage;
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{user, TempDb, SEC, T0};
+
+    #[test]
+    fn boosts_touch_their_message_and_only_the_booster_removes_them() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let room = rooms::create_for(&c, Kind::Open, Some("R"), d, &[], T0).unwrap();
+        let m = messages::create(&c, &NewMessage { room_id: room, creator_id: d, client_message_id: "c", body: Some("hi"), plain_text: "hi" }, T0).unwrap();
+        let b1 = create(&c, m, j, "👍", T0 + SEC).unwrap().unwrap();
+        let b2 = create(&c, m, d, "a very long boost, longer than sixteen", T0 + 2 * SEC).unwrap().unwrap();
+        assert_eq!(create(&c, 999, d, "x", T0).unwrap(), None);
+        assert_eq!(messages::find(&c, m).unwrap().unwrap().updated_at, T0 + 2 * SEC);
+        assert_eq!(rooms::find(&c, room).unwrap().unwrap().updated_at, T0 + 2 * SEC);
+        let mut seen = Vec::new();
+        for_message(&c, m, |b| {
+            seen.push((b.id, b.booster_id, b.content.to_owned(), b.created_at));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec![(b1, j, "👍".to_owned(), T0 + SEC), (b2, d, "a very long boost, longer than sixteen".to_owned(), T0 + 2 * SEC)]);
+        assert_eq!(destroy(&c, b1, d, T0 + 3 * SEC).unwrap(), None, "not David's boost");
+        assert_eq!(destroy(&c, b1, j, T0 + 3 * SEC).unwrap(), Some(m));
+        assert_eq!(messages::find(&c, m).unwrap().unwrap().updated_at, T0 + 3 * SEC);
+        assert_eq!(for_message(&c, m, |_| Ok(())).unwrap(), 1);
+    }
+}

@@ -128,3 +128,110 @@ pub fn clear(c: &Conn, user_id: i64) -> Result<()> {
     s.bind(1, user_id)?;
     s.run()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::memberships::{self, Involvement};
+    use crate::db::messages::{self, NewMessage};
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{one_int, user, TempDb, SEC, T0};
+
+    fn post(c: &Conn, room: i64, creator: i64, text: &str, at: i64) -> i64 {
+        let cid = format!("{room}-{at}");
+        let html = format!("<div><span>{text}</span></div>");
+        messages::create(c, &NewMessage { room_id: room, creator_id: creator, client_message_id: &cid, body: Some(&html), plain_text: text }, at).unwrap()
+    }
+
+    fn found(c: &Conn, user: i64, q: &str) -> Vec<i64> {
+        let Some(s) = sanitize(q) else { return Vec::new() };
+        let mut out = Vec::new();
+        messages(c, user, &s, |m| {
+            out.push(m.id);
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn sanitizing_keeps_words_and_neutralises_operators() {
+        assert_eq!(sanitize("coffee").as_deref(), Some("coffee"));
+        assert_eq!(sanitize("foo!bar's").as_deref(), Some("foo bar s"));
+        assert_eq!(sanitize("\"*^()").as_deref(), None);
+        assert_eq!(sanitize("  ").as_deref(), None);
+        assert_eq!(sanitize("naïve café_au_lait 42").as_deref(), Some("naïve café_au_lait 42"));
+        assert_eq!(sanitize("e\u{301}t\u{e9}").as_deref(), Some("e\u{301}t\u{e9}"), "combining marks are word characters");
+        assert_eq!(match_expression("NOT  eels OR"), r#""NOT" "eels" "OR""#);
+    }
+
+    #[test]
+    fn finds_stemmed_matches_in_reachable_rooms_only() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let mine = rooms::create_for(&c, Kind::Closed, Some("Mine"), d, &[d], T0).unwrap();
+        let hidden = rooms::create_for(&c, Kind::Closed, Some("Hidden"), d, &[d], T0).unwrap();
+        let theirs = rooms::create_for(&c, Kind::Closed, Some("Theirs"), j, &[j], T0).unwrap();
+        memberships::set_involvement(&c, hidden, d, Involvement::Invisible, T0).unwrap();
+        let a = post(&c, mine, d, "I like eels", T0);
+        let b = post(&c, hidden, d, "eel pie", T0 + SEC);
+        post(&c, theirs, j, "eels everywhere", T0 + 2 * SEC);
+        post(&c, mine, d, "nothing here", T0 + 3 * SEC);
+        assert_eq!(found(&c, d, "eel"), vec![a, b], "porter stemming, invisible rooms included, other rooms excluded");
+        assert_eq!(found(&c, d, "EELS!"), vec![a, b]);
+        assert_eq!(found(&c, d, "like eels"), vec![a], "words are ANDed");
+        assert_eq!(found(&c, d, "span"), Vec::<i64>::new(), "markup is not indexed");
+    }
+
+    #[test]
+    fn no_input_can_break_the_match() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d], T0).unwrap();
+        let id = post(&c, room, d, "not and or near", T0);
+        for q in ["NOT", "AND", "OR", "NEAR", "NEAR(a b)", "\"", "a\"b", "*", "x*", "^x", "a:b", "body:x", "(", ")", "-x", "+", "_", "\u{301}", "NOT eels", "a OR", "{a b}", "'", "\\"] {
+            let s = sanitize(q);
+            let mut n = 0;
+            let r = messages(&c, d, s.as_deref().unwrap_or(""), |_| {
+                n += 1;
+                Ok(())
+            });
+            assert!(r.is_ok(), "{q:?}: {r:?}");
+        }
+        assert_eq!(found(&c, d, "NOT"), vec![id], "operators are plain words");
+        assert_eq!(found(&c, d, "near OR"), vec![id]);
+    }
+
+    #[test]
+    fn keeps_the_newest_hundred_in_ascending_id_order() {
+        let (_db, c) = TempDb::with_schema();
+        let d = user(&c, "David");
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), d, &[d], T0).unwrap();
+        // Later ids with earlier dates: order is by id, not created_at.
+        let ids: Vec<i64> = (0..130).map(|i| post(&c, room, d, "coffee", T0 - i * SEC)).collect();
+        let got = found(&c, d, "coffee");
+        assert_eq!(got, ids[30..].to_vec());
+    }
+
+    #[test]
+    fn history_is_recorded_bumped_trimmed_and_cleared() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        for i in 0..12 {
+            record(&c, d, &format!("q{i}"), T0 + i * SEC).unwrap();
+        }
+        record(&c, j, "theirs", T0).unwrap();
+        record(&c, d, "q3", T0 + 100 * SEC).unwrap();
+        let mut got = Vec::new();
+        recent(&c, d, |q| {
+            got.push(q.to_owned());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, vec!["q3", "q11", "q10", "q9", "q8", "q7", "q6", "q5", "q4", "q2"], "q0, q1 trimmed; q3 bumped to the top");
+        record(&c, d, "new", T0 + 200 * SEC).unwrap();
+        assert_eq!(one_int(&c, &format!("SELECT count(*) FROM searches WHERE user_id = {d}")), 10);
+        clear(&c, d).unwrap();
+        assert_eq!(one_int(&c, "SELECT count(*) FROM searches"), 1);
+    }
+}
