@@ -59,10 +59,12 @@ pub fn messages(c: &Conn, user_id: i64, sanitized: &str, mut f: impl FnMut(&Mess
         return Ok(0);
     }
     let mut s = c.prepare_cached(
+        // FTS5 walks its matches in descending rowid order itself (rowid = message id), so
+        // the LIMIT stops the scan early instead of sorting every match.
         "SELECT * FROM (SELECT m.id, m.room_id, m.creator_id, m.client_message_id, m.created_at, m.updated_at \
          FROM message_search_index idx JOIN messages m ON m.id = idx.rowid \
          WHERE idx.body MATCH ?2 AND m.room_id IN (SELECT room_id FROM memberships WHERE user_id = ?1) \
-         ORDER BY m.id DESC LIMIT ?3) ORDER BY id",
+         ORDER BY idx.rowid DESC LIMIT ?3) ORDER BY id",
     )?;
     s.bind(1, user_id)?;
     s.bind(2, expr.as_str())?;

@@ -264,3 +264,30 @@ fn a_job_that_ends_the_transaction_fails_its_batch_mates_honestly() {
     assert!(s.row().unwrap());
     assert_eq!(s.text(0).unwrap(), "after");
 }
+
+#[test]
+fn a_snapshot_sees_one_state_of_the_database() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let r = db.open(Mode::ReadOnly);
+    let commit = |tag: &'static str| {
+        let (tx, rx) = mpsc::channel();
+        w.submit(Job::new(move |c| insert(c, tag), move |r| tx.send(r).unwrap()));
+        rx.recv().unwrap().unwrap();
+    };
+    commit("a");
+    let (inside, after_commit) = r
+        .snapshot(|r| {
+            let before = count(r, "SELECT count(*) FROM t");
+            commit("b");
+            Ok((before, count(r, "SELECT count(*) FROM t")))
+        })
+        .unwrap();
+    assert_eq!((inside, after_commit), (1, 1), "the snapshot does not move");
+    assert!(r.is_autocommit());
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 2);
+    // An error inside ends the snapshot too, and is returned.
+    let e = r.snapshot(|r| r.exec("SELECT nope FROM t")).unwrap_err();
+    assert!(e.message.contains("nope"));
+    assert!(r.is_autocommit());
+}
