@@ -83,6 +83,7 @@ impl Conn {
     /// foreign_keys=ON, busy timeout, temp_store=MEMORY, small cache, modest mmap).
     /// ReadOnly fails if the file does not exist.
     pub fn open(path: &str, mode: Mode) -> Result<Conn> {
+        configure_library();
         let cpath = CString::new(path)
             .map_err(|_| Error::new(ffi::SQLITE_MISUSE, "database path contains NUL"))?;
         let mut flags = ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
@@ -334,6 +335,19 @@ impl Conn {
     pub(crate) fn error(&self, rc: c_int) -> Error {
         error_from(self.db, rc)
     }
+}
+
+/// Process-wide SQLite settings, applied once before the library initializes: no memory
+/// statistics, which otherwise take a global mutex on every SQLite allocation in every
+/// thread (we never read them).
+fn configure_library() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_config must run before sqlite3_initialize and not concurrently
+        // with other SQLite calls; Once runs it before this process's first open. If SQLite
+        // was already initialized it returns SQLITE_MISUSE and changes nothing.
+        let _ = unsafe { ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) };
+    });
 }
 
 fn error_from(db: *mut ffi::sqlite3, rc: c_int) -> Error {
