@@ -271,12 +271,26 @@ pub struct SidebarRoom<'s> {
 /// Calls `f` for each of `user_id`'s visible memberships, rooms ordered by LOWER(name)
 /// (spec/02 §4.17; the caller sorts direct rooms by `room_updated_at` descending).
 /// Rows borrow the statement: no allocation per row.
-pub fn sidebar(c: &Conn, user_id: i64, mut f: impl FnMut(&SidebarRoom<'_>) -> Result<()>) -> Result<()> {
-    let mut s = c.prepare_cached(
+pub fn sidebar(c: &Conn, user_id: i64, f: impl FnMut(&SidebarRoom<'_>) -> Result<()>) -> Result<()> {
+    let s = c.prepare_cached(
         "SELECT r.id, r.name, r.type, r.updated_at, m.involvement, m.unread_at IS NOT NULL \
          FROM memberships m JOIN rooms r ON r.id = m.room_id \
          WHERE m.user_id = ?1 AND m.involvement != 'invisible' ORDER BY LOWER(r.name), r.id",
     )?;
+    rooms_of(s, user_id, f)
+}
+
+/// Like `sidebar` but every membership, invisible ones included (the profile page).
+pub fn all_rooms(c: &Conn, user_id: i64, f: impl FnMut(&SidebarRoom<'_>) -> Result<()>) -> Result<()> {
+    let s = c.prepare_cached(
+        "SELECT r.id, r.name, r.type, r.updated_at, m.involvement, m.unread_at IS NOT NULL \
+         FROM memberships m JOIN rooms r ON r.id = m.room_id \
+         WHERE m.user_id = ?1 ORDER BY LOWER(r.name), r.id",
+    )?;
+    rooms_of(s, user_id, f)
+}
+
+fn rooms_of(mut s: super::stmt::Stmt<'_>, user_id: i64, mut f: impl FnMut(&SidebarRoom<'_>) -> Result<()>) -> Result<()> {
     s.bind(1, user_id)?;
     while s.step()? == Step::Row {
         let kind = super::rooms::Kind::parse(s.text(2)?)
@@ -352,6 +366,14 @@ mod tests {
                 (b, Some("banana".into()), Kind::Closed, true),
             ]
         );
+        let mut all = Vec::new();
+        all_rooms(&c, d, |r| {
+            all.push((r.room_id, r.involvement));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(all.len(), 4);
+        assert!(all.contains(&(hidden, Some(Involvement::Invisible))));
     }
 
     #[test]

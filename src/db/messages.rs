@@ -204,6 +204,40 @@ pub fn body(c: &Conn, id: i64) -> Result<Option<String>> {
     s.opt_string(0)
 }
 
+/// The file attached to a message (Active Storage `attachment`), as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attachment {
+    pub blob_id: i64,
+    /// 28 base36 characters; the file lives at `storage/files/<k[0..2]>/<k[2..4]>/<key>`.
+    pub key: String,
+    pub filename: String,
+    pub content_type: Option<String>,
+    pub byte_size: i64,
+    /// JSON text (width, height, analyzed, ...).
+    pub metadata: Option<String>,
+}
+
+/// The attachment of message `id`, if it has one.
+pub fn attachment(c: &Conn, id: i64) -> Result<Option<Attachment>> {
+    let mut s = c.prepare_cached(
+        "SELECT b.id, b.key, b.filename, b.content_type, b.byte_size, b.metadata \
+         FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id \
+         WHERE a.record_type = 'Message' AND a.record_id = ?1 AND a.name = 'attachment' ORDER BY a.id LIMIT 1",
+    )?;
+    s.bind(1, id)?;
+    if !s.row()? {
+        return Ok(None);
+    }
+    Ok(Some(Attachment {
+        blob_id: s.int(0),
+        key: s.string(1)?,
+        filename: s.string(2)?,
+        content_type: s.opt_string(3)?,
+        byte_size: s.int(4),
+        metadata: s.opt_string(5)?,
+    }))
+}
+
 /// A message to create.
 #[derive(Clone, Copy, Debug)]
 pub struct NewMessage<'a> {
@@ -451,7 +485,10 @@ mod tests {
         c.exec("INSERT INTO active_storage_blobs (key, filename, service_name, byte_size, created_at) VALUES ('k1', 'a.png', 'local', 3, '2025-01-01 00:00:00')").unwrap();
         let blob = c.last_insert_rowid();
         c.exec(&format!("INSERT INTO active_storage_attachments (name, record_type, record_id, blob_id, created_at) VALUES ('attachment', 'Message', {id}, {blob}, '2025-01-01 00:00:00')")).unwrap();
+        let a = attachment(&c, id).unwrap().unwrap();
+        assert_eq!((a.blob_id, a.key.as_str(), a.filename.as_str(), a.byte_size), (blob, "k1", "a.png", 3));
         assert_eq!(destroy(&c, id, T0 + 2 * SEC).unwrap(), Some(vec![blob]));
+        assert_eq!(attachment(&c, id).unwrap(), None);
         for table in ["messages", "boosts", "action_text_rich_texts", "active_storage_attachments", "message_search_index"] {
             assert_eq!(one_int(&c, &format!("SELECT count(*) FROM {table}")), 0, "{table}");
         }
