@@ -5,7 +5,12 @@
 //! - the writer thread owns the only read-write `Conn` and commits queued jobs in groups
 //!   (`writer.rs`); a checkpointer thread keeps the WAL short;
 //! - every loop owns one read-only `Conn` (`Conn::open(path, Mode::ReadOnly)`);
-//! - `epoch()` counts our commits; `DataVersion` notices other processes' commits.
+//! - `epoch()` counts our commits; `DataVersion` (PRAGMA data_version on a read connection)
+//!   notices every other connection's commits, other processes' included;
+//! - model files (`users.rs`, `rooms.rs`, `messages.rs`, ...) are plain functions over a
+//!   `&Conn`: reads on a loop's connection, writes inside a writer `Job`.
+//!
+//! Notes on the schema and on the `Job` design: docs/database.md.
 //!
 //! `unsafe` is allowed here (and in `src/sys/`) only; each block has a `// SAFETY:` line.
 
