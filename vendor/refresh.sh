@@ -15,7 +15,7 @@ LUCIDE=1.62.0
 # Only the icons the templates and CSS use (public/app.css names them as url(icons/<name>.svg)).
 ICONS="arrow-down arrow-left at-sign bell bell-off bell-ring camera check copy crown download
 ellipsis eye-off file hash link loader-circle lock log-out menu message-circle paperclip pencil
-plus qr-code reply search send-horizontal settings share-2 smile-plus trash-2 type user users
+plus qr-code reply search refresh-cw send-horizontal settings share-2 smile-plus trash-2 type user users
 volume-2 x"
 
 here=$(cd "$(dirname "$0")" && pwd)
