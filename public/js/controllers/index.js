@@ -3,6 +3,7 @@
 // templates/layouts/application.html (fingerprinted URLs break relative imports).
 
 import autoSubmitController from "controllers/auto_submit_controller"
+import autocompleteController from "controllers/autocomplete_controller"
 import badgeDotController from "controllers/badge_dot_controller"
 import boostDeleteController from "controllers/boost_delete_controller"
 import composerController from "controllers/composer_controller"
@@ -22,6 +23,7 @@ import presenceController from "controllers/presence_controller"
 import readRoomsController from "controllers/read_rooms_controller"
 import refreshRoomController from "controllers/refresh_room_controller"
 import replyController from "controllers/reply_controller"
+import richAutocompleteController from "controllers/rich_autocomplete_controller"
 import roomsListController from "controllers/rooms_list_controller"
 import scrollIntoViewController from "controllers/scroll_into_view_controller"
 import searchResultsController from "controllers/search_results_controller"
@@ -38,6 +40,7 @@ import webShareController from "controllers/web_share_controller"
 
 export function registerControllers(application) {
   application.register("auto-submit", autoSubmitController)
+  application.register("autocomplete", autocompleteController)
   application.register("badge-dot", badgeDotController)
   application.register("boost-delete", boostDeleteController)
   application.register("composer", composerController)
@@ -57,6 +60,7 @@ export function registerControllers(application) {
   application.register("read-rooms", readRoomsController)
   application.register("refresh-room", refreshRoomController)
   application.register("reply", replyController)
+  application.register("rich-autocomplete", richAutocompleteController)
   application.register("rooms-list", roomsListController)
   application.register("scroll-into-view", scrollIntoViewController)
   application.register("search-results", searchResultsController)
