@@ -11,6 +11,10 @@ STIMULUS=3.2.2
 ACTIONCABLE=8.1.400
 TRIX=2.1.19
 LUCIDE=1.62.0
+HIGHLIGHT=11.12.0
+
+# highlight.js languages auto-detected in code blocks (spec/08 §1).
+LANGUAGES="bash css diff go java javascript json python ruby rust sql xml"
 
 # Only the icons the templates and CSS use (public/app.css names them as url(icons/<name>.svg)).
 ICONS="arrow-down arrow-left at-sign bell bell-off bell-ring camera check copy crown download
@@ -79,4 +83,10 @@ d="$here/lucide-static"; rm -rf "$d"; mkdir -p "$d/icons"
 cp "$tmp/lucide/package/package.json" "$tmp/lucide/package/LICENSE" "$d/"
 for i in $ICONS; do cp "$tmp/lucide/package/icons/$i.svg" "$d/icons/"; done
 
-echo "vendor refreshed: turbo $TURBO, stimulus $STIMULUS, actioncable $ACTIONCABLE, trix $TRIX, lucide-static $LUCIDE"
+unpack "@highlightjs/cdn-assets@$HIGHLIGHT" highlight
+d="$here/highlight.js"; rm -rf "$d"; mkdir -p "$d/languages"
+cp "$tmp/highlight/package/es/core.min.js" "$tmp/highlight/package/package.json" \
+   "$tmp/highlight/package/LICENSE" "$d/"
+for l in $LANGUAGES; do cp "$tmp/highlight/package/es/languages/$l.min.js" "$d/languages/"; done
+
+echo "vendor refreshed: turbo $TURBO, stimulus $STIMULUS, actioncable $ACTIONCABLE, trix $TRIX, lucide-static $LUCIDE, highlight.js $HIGHLIGHT"

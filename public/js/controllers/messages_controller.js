@@ -9,6 +9,7 @@ import { Paginator } from "lib/paginator"
 import { queueScrollChange, isNearBottom, scrollToBottom } from "lib/scroll"
 import { Current } from "lib/current"
 import { nextTick, parseFragment } from "lib/helpers"
+import { highlightCode } from "lib/highlight"
 
 const MAX_MESSAGES = 300
 const TRIM_SLACK = 20
@@ -41,6 +42,7 @@ export default class extends Controller {
 
   messageTargetConnected(message) {
     this.formatter.format(message)
+    highlightCode(message)
   }
 
   // Wraps renders of streams that append to the list: keep order, follow the bottom if the

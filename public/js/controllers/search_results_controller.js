@@ -2,6 +2,7 @@
 // threading, and starts at the newest result.
 import { Controller } from "@hotwired/stimulus"
 import { MessageFormatter } from "lib/message_formatter"
+import { highlightCode } from "lib/highlight"
 
 export default class extends Controller {
   static targets = ["messages", "message"]
@@ -19,5 +20,6 @@ export default class extends Controller {
 
   messageTargetConnected(message) {
     this.formatter.format(message, { threaded: false })
+    highlightCode(message)
   }
 }
