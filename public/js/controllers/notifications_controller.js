@@ -3,17 +3,19 @@
 // subscription is sent to the server (spec/09 §5); when notifications are blocked, a dialog
 // explains how to allow them.
 import { Controller } from "@hotwired/stimulus"
-import { csrfToken } from "lib/helpers"
+import { csrfToken, nextTick } from "lib/helpers"
 
 export default class extends Controller {
   static targets = ["bell", "notAllowedNotice"]
   static values = { subscriptionsUrl: String }
   static classes = ["attention"]
 
-  connect() {
+  async connect() {
     if ("Notification" in window && Notification.permission === "default") {
       this.element.classList.add(this.attentionClass)
     }
+    // The involvement frame inside connects after this controller: tell it on the next tick.
+    await nextTick()
     this.dispatch("ready")
   }
 

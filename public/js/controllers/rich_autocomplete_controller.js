@@ -29,7 +29,9 @@ export default class extends Controller {
   }
 
   focus() {
-    this.suggestions ||= new Suggestions(`${this.element.id}_suggestions`, user => this.#insertMention(user))
+    // Composer and edit form editors share the id message_body: key the list by the form too.
+    const key = this.element.closest("form")?.id || this.element.id
+    this.suggestions ||= new Suggestions(`${key}_suggestions`, user => this.#insertMention(user))
   }
 
   blur() {
