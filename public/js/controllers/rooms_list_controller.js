@@ -10,7 +10,13 @@ export default class extends Controller {
   static targets = ["room"]
   static classes = ["unread"]
 
+  initialize() {
+    this.markCurrent = this.markCurrent.bind(this)
+  }
+
   connect() {
+    // The frame outlives page loads (it is permanent): follow navigation to mark the open room.
+    document.addEventListener("turbo:load", this.markCurrent)
     if (this.subscription) return
     this.subscription = subscribeTo({ channel: "UnreadRoomsChannel" }, {
       connected: () => this.element.reload?.(),
@@ -21,6 +27,7 @@ export default class extends Controller {
   // The frame is Turbo-permanent: a navigation detaches and re-attaches it. Keep the
   // subscription unless it is really gone.
   async disconnect() {
+    document.removeEventListener("turbo:load", this.markCurrent)
     await nextFrame()
     if (!this.element.isConnected) {
       this.subscription?.unsubscribe()
@@ -39,6 +46,11 @@ export default class extends Controller {
   loaded() {
     const room = Current.room
     if (room) this.read({ detail: { roomId: room.id } })
+    this.markCurrent()
+  }
+
+  markCurrent() {
+    const room = Current.room
     for (const link of this.roomTargets) link.toggleAttribute("aria-current", link.dataset.roomId == room?.id)
   }
 
