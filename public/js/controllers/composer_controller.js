@@ -6,6 +6,7 @@
 import { Controller } from "@hotwired/stimulus"
 import { newClientMessageId } from "lib/client_message"
 import { isTouchDevice, nextFrame, csrfToken, escapeHTML } from "lib/helpers"
+import { unfurlPaste } from "lib/unfurl"
 
 export default class extends Controller {
   static targets = ["clientid", "fields", "fileList", "text"]
@@ -15,10 +16,16 @@ export default class extends Controller {
 
   initialize() {
     this.files = []
+    this.unfurl = event => unfurlPaste(this.textTarget, event.paste)
   }
 
   connect() {
+    this.textTarget.addEventListener("trix-paste", this.unfurl)
     if (!isTouchDevice()) this.textTarget.focus()
+  }
+
+  disconnect() {
+    this.textTarget.removeEventListener("trix-paste", this.unfurl)
   }
 
   submitByKeyboard(event) {
