@@ -6,7 +6,7 @@ import { Controller } from "@hotwired/stimulus"
 import { MessageFormatter } from "lib/message_formatter"
 import { ClientMessage } from "lib/client_message"
 import { Paginator } from "lib/paginator"
-import { queueScrollChange, isNearBottom, scrollToBottom } from "lib/scroll"
+import { queueScrollChange, isNearBottom, scrollToBottom, keepingElementInPlace } from "lib/scroll"
 import { Current } from "lib/current"
 import { nextTick, parseFragment } from "lib/helpers"
 import { highlightCode } from "lib/highlight"
@@ -65,7 +65,7 @@ export default class extends Controller {
         this.#keepInOrder(last)
         last.querySelector(".sound")?.dispatchEvent(new CustomEvent("messages:play"))
       }
-      this.#trimOldest()
+      if (last) keepingElementInPlace(container, last, () => this.#trimOldest())
       if (wasNearBottom) scrollToBottom(container)
       else this.latestTarget.hidden = false
     })

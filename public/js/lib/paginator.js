@@ -2,7 +2,7 @@
 // the first and last children of the message list; when one scrolls into view it fetches the
 // 40 messages before or after it from the paging endpoint and inserts them without moving what
 // the reader sees. The list is kept to at most 300 messages (trimmed when over 320).
-import { queueScrollChange, keepingScrollPosition, scrollToBottom } from "lib/scroll"
+import { queueScrollChange, keepingElementInPlace, scrollToBottom } from "lib/scroll"
 import { parseFragment } from "lib/helpers"
 
 const MAX_MESSAGES = 300
@@ -82,7 +82,7 @@ export class Paginator {
       const html = await this.#fetch(this.#pageUrl("before", id))
       if (!html) return
       await queueScrollChange(() => {
-        keepingScrollPosition(this.container, () => {
+        keepingElementInPlace(this.container, first, () => {
           this.container.prepend(parseFragment(html))
           this.delegate.formatted(first)
           if (this.container.children.length > MAX_MESSAGES + TRIM_SLACK) {
@@ -104,12 +104,12 @@ export class Paginator {
       const html = await this.#fetch(this.#pageUrl("after", id))
       await queueScrollChange(() => {
         if (!html) { this.setUpToDate(true); return }
-        keepingScrollPosition(this.container, () => {
+        keepingElementInPlace(this.container, last, () => {
           this.container.append(parseFragment(html))
           if (this.container.children.length > MAX_MESSAGES + TRIM_SLACK) {
             while (this.container.children.length > MAX_MESSAGES) this.container.firstElementChild.remove()
           }
-        }, { fromBottom: false })
+        })
       })
     } finally {
       this.loading = false

@@ -27,3 +27,13 @@ export function keepingScrollPosition(container, change, { fromBottom = true } =
   container.scrollTop = fromBottom ? container.scrollHeight - before : before
   container.style.overflow = ""
 }
+
+// Changes the DOM (inserting and trimming at either end) while `anchor`, an element that stays,
+// keeps its place on screen.
+export function keepingElementInPlace(container, anchor, change) {
+  const before = anchor.getBoundingClientRect().top
+  container.style.overflow = "hidden"
+  change()
+  container.scrollTop += anchor.getBoundingClientRect().top - before
+  container.style.overflow = ""
+}
