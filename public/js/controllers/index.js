@@ -20,6 +20,7 @@ import messagesController from "controllers/messages_controller"
 import notificationsController from "controllers/notifications_controller"
 import popupController from "controllers/popup_controller"
 import presenceController from "controllers/presence_controller"
+import pwaInstallController from "controllers/pwa_install_controller"
 import readRoomsController from "controllers/read_rooms_controller"
 import refreshRoomController from "controllers/refresh_room_controller"
 import replyController from "controllers/reply_controller"
@@ -57,6 +58,7 @@ export function registerControllers(application) {
   application.register("notifications", notificationsController)
   application.register("popup", popupController)
   application.register("presence", presenceController)
+  application.register("pwa-install", pwaInstallController)
   application.register("read-rooms", readRoomsController)
   application.register("refresh-room", refreshRoomController)
   application.register("reply", replyController)
