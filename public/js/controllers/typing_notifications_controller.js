@@ -56,5 +56,6 @@ export default class extends Controller {
     const names = [...this.typists.keys()].sort()
     this.authorTarget.textContent = names.join(", ")
     this.indicatorTarget.classList.toggle(this.activeClass, names.length > 0)
+    this.indicatorTarget.toggleAttribute("data-plural", names.length > 1)
   }
 }
