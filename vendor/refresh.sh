@@ -2,8 +2,8 @@
 # vendor/refresh.sh: re-fetches the pinned browser packages from npm and recopies the files we
 # embed. Run from anywhere; needs `npm` and `tar`. The files land exactly as npm ships them;
 # packages that ship no license file get one written here from the license their package.json
-# declares. vendor/manifest.txt (what build.rs embeds) is kept by hand: update it when ICONS or a
-# file name changes.
+# declares. Then vendor/manifest.txt (what build.rs embeds: a path under vendor/ and the name it
+# is served and referenced by) is written anew from what was copied.
 set -eu
 
 TURBO=8.0.23
@@ -88,5 +88,16 @@ d="$here/highlight.js"; rm -rf "$d"; mkdir -p "$d/languages"
 cp "$tmp/highlight/package/es/core.min.js" "$tmp/highlight/package/package.json" \
    "$tmp/highlight/package/LICENSE" "$d/"
 for l in $LANGUAGES; do cp "$tmp/highlight/package/es/languages/$l.min.js" "$d/languages/"; done
+
+{
+	echo "@hotwired/turbo/turbo.es2017-esm.js turbo.js"
+	echo "@hotwired/stimulus/stimulus.js stimulus.js"
+	echo "@rails/actioncable/actioncable.esm.js actioncable.js"
+	echo "trix/trix.esm.min.js trix.js"
+	echo "trix/trix.css trix.css"
+	echo "highlight.js/core.min.js highlight.js"
+	for l in $LANGUAGES; do echo "highlight.js/languages/$l.min.js highlight/$l.js"; done
+	for i in $ICONS; do echo "lucide-static/icons/$i.svg icons/$i.svg"; done
+} > "$here/manifest.txt"
 
 echo "vendor refreshed: turbo $TURBO, stimulus $STIMULUS, actioncable $ACTIONCABLE, trix $TRIX, lucide-static $LUCIDE, highlight.js $HIGHLIGHT"
