@@ -6,10 +6,12 @@ mod clock;
 mod crc32;
 mod db;
 mod digest;
+mod gzip;
 mod json;
 mod rails;
 mod seed;
 mod seed_c;
+mod validate;
 
 use std::path::PathBuf;
 
