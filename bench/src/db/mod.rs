@@ -167,10 +167,13 @@ impl Stmt<'_> {
         }
     }
 
-    /// True when column `i` of the current row is NULL.
-    pub fn is_null(&self, i: c_int) -> bool {
-        // SAFETY: `st` is on a row.
-        unsafe { ffi::sqlite3_column_type(self.st, i) == ffi::SQLITE_NULL }
+    /// Rewinds the statement and clears its bindings so it can run again.
+    pub fn reset(&mut self) {
+        // SAFETY: `st` is a live statement.
+        unsafe {
+            ffi::sqlite3_reset(self.st);
+            ffi::sqlite3_clear_bindings(self.st);
+        }
     }
 }
 

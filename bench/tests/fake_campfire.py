@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""A stand-in Campfire for testing campfire-bench end to end without the real server.
+
+It serves the eight benchmark routes from a seed made by `campfire-bench seed` (any variant):
+the login form and sign-in, the busy room page, the messages page, the sidebar, search, an
+avatar, a stylesheet, /up, and posts into the write room (really written to the database, with
+rich text and search-index rows, so the write audit has something to check).
+
+Usage: fake_campfire.py SEED_DIR PORT      (prints "ready" on stdout once listening)
+"""
+import gzip
+import html
+import json
+import re
+import socket
+import sqlite3
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+SEED = sys.argv[1]
+PORT = int(sys.argv[2])
+LABELS = json.load(open(f"{SEED}/labels.json"))
+ROOM, HQ = LABELS["rooms.watercooler"], LABELS["rooms.hq"]
+DAVID = LABELS["users.david"]
+LOCK = threading.Lock()
+CSS = b"body{margin:0}\n"
+
+
+def db():
+    c = sqlite3.connect(f"{SEED}/db/production.sqlite3", timeout=10, check_same_thread=False)
+    c.execute("PRAGMA journal_mode=WAL")
+    return c
+
+
+def message_html(c, ids):
+    out = []
+    for mid in ids:
+        cmid, body = c.execute(
+            "SELECT m.client_message_id, r.body FROM messages m JOIN action_text_rich_texts r "
+            "ON r.record_type='Message' AND r.record_id=m.id WHERE m.id=?", (mid,)).fetchone()
+        out.append(f'<div id="message_{mid}" class="message" data-message-id="{mid}">{body or ""}</div>\n')
+    return "".join(out)
+
+
+def page(title, inner):
+    return (f'<!DOCTYPE html>\n<html><head><title>{title}</title><meta name="csrf-token" content="">'
+            f'<link rel="stylesheet" href="/assets/app-0001.css"><script src="/assets/app-0002.js"></script></head>'
+            f'<body>{inner}</body></html>\n')
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, ctype="text/html; charset=utf-8", headers=()):
+        if isinstance(body, str):
+            body = body.encode()
+        gz = "gzip" in (self.headers.get("Accept-Encoding") or "") and ctype.startswith("text/")
+        if gz:
+            body = gzip.compress(body, mtime=0)
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        if gz:
+            self.send_header("Content-Encoding", "gzip")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        q = parse_qs(url.query)
+        c = db()
+        try:
+            if url.path == "/session/new":
+                return self.reply(200, page("Sign in", "<form></form>"), headers=[("Set-Cookie", "_campfire_session=s1; path=/")])
+            if url.path == "/up":
+                return self.reply(200, '<html><body style="background-color: green"></body></html>')
+            if url.path.startswith("/assets/") and url.path.endswith(".css"):
+                return self.reply(200, CSS, "text/css")
+            if "session_token=" not in (self.headers.get("Cookie") or ""):
+                return self.reply(302, "", headers=[("Location", "/session/new")])
+            if url.path == f"/rooms/{ROOM}":
+                ids = [r[0] for r in c.execute("SELECT id FROM messages WHERE room_id=? ORDER BY created_at DESC LIMIT 40", (ROOM,))][::-1]
+                src = '<turbo-cable-stream-source channel="Turbo::StreamsChannel" signed-stream-name="abc--def"></turbo-cable-stream-source>'
+                return self.reply(200, page("All Talk", src + message_html(c, ids)))
+            if url.path == f"/rooms/{HQ}":
+                return self.reply(200, page("HQ", f'<div id="messages_rooms_open_{HQ}"></div>'))
+            if url.path == f"/rooms/{ROOM}/messages":
+                before = int(q["before"][0])
+                ids = [r[0] for r in c.execute(
+                    "SELECT id FROM messages WHERE room_id=? AND created_at < (SELECT created_at FROM messages WHERE id=?) "
+                    "ORDER BY created_at DESC LIMIT 40", (ROOM, before))][::-1]
+                return self.reply(200, message_html(c, ids))
+            if url.path == "/users/me/sidebar":
+                names = [html.escape(r[0]) for r in c.execute(
+                    "SELECT r.name FROM rooms r JOIN memberships m ON m.room_id=r.id WHERE m.user_id=? AND r.name IS NOT NULL", (DAVID,))]
+                return self.reply(200, page("Rooms", f'<div id="shared_rooms"><a href="/rooms/{ROOM}">x</a>' + "".join(f"<a>{n}</a>" for n in names) + "</div>"))
+            if url.path == "/searches":
+                term = re.sub(r"\W", " ", q.get("q", [""])[0])
+                ids = [r[0] for r in c.execute(
+                    "SELECT m.id FROM messages m JOIN message_search_index i ON i.rowid=m.id WHERE i.body MATCH ? "
+                    "AND m.room_id IN (SELECT room_id FROM memberships WHERE user_id=?) ORDER BY m.id DESC LIMIT 100", (term, DAVID))][::-1]
+                return self.reply(200, page("Search", message_html(c, ids)))
+            if url.path.endswith("/avatar"):
+                return self.reply(200, b"\x89PNG fake avatar bytes " * 8, "image/png")
+            return self.reply(404, "not found")
+        finally:
+            c.close()
+
+    def do_POST(self):
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        form = parse_qs(self.rfile.read(length).decode())
+        if url.path == "/session":
+            return self.reply(302, "", headers=[("Location", "/"), ("Set-Cookie", "session_token=t1; path=/; httponly")])
+        if url.path == f"/rooms/{HQ}/messages":
+            text = form["message[body]"][0]
+            cmid = form["message[client_message_id]"][0]
+            with LOCK:
+                c = db()
+                cur = c.execute("INSERT INTO messages (room_id, creator_id, client_message_id, created_at, updated_at) "
+                                "VALUES (?, ?, ?, datetime('now'), datetime('now'))", (HQ, DAVID, cmid))
+                mid = cur.lastrowid
+                c.execute("INSERT INTO action_text_rich_texts (record_type, record_id, name, body, created_at, updated_at) "
+                          "VALUES ('Message', ?, 'body', ?, datetime('now'), datetime('now'))", (mid, f"<p>{html.escape(text)}</p>"))
+                c.execute("INSERT INTO message_search_index (rowid, body) VALUES (?, ?)", (mid, text))
+                c.commit()
+                c.close()
+            stream = (f'<turbo-stream action="append" target="messages_rooms_open_{HQ}"><template>'
+                      f'<div id="message_{mid}" data-message-id="{mid}"><p>{html.escape(text)}</p></div></template></turbo-stream>')
+            return self.reply(200, stream, "text/vnd.turbo-stream.html; charset=utf-8")
+        return self.reply(404, "not found")
+
+
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+server.daemon_threads = True
+print("ready", flush=True)
+server.serve_forever()
