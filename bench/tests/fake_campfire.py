@@ -7,10 +7,15 @@ avatar, a stylesheet, /up, and posts into the write room (really written to the 
 rich text and search-index rows, so the write audit has something to check).
 
 Usage: fake_campfire.py SEED_DIR PORT      (prints "ready" on stdout once listening)
+
+With FAKE_BUG=missing_message, room pages after the third one leave out one message, which the
+load generator's validation must catch.
 """
 import gzip
 import html
+import itertools
 import json
+import os
 import re
 import socket
 import sqlite3
@@ -26,6 +31,8 @@ ROOM, HQ = LABELS["rooms.watercooler"], LABELS["rooms.hq"]
 DAVID = LABELS["users.david"]
 LOCK = threading.Lock()
 CSS = b"body{margin:0}\n"
+BUG = os.environ.get("FAKE_BUG", "")
+ROOM_PAGES = itertools.count(1)
 
 
 def db():
@@ -91,6 +98,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(302, "", headers=[("Location", "/session/new")])
             if url.path == f"/rooms/{ROOM}":
                 ids = [r[0] for r in c.execute("SELECT id FROM messages WHERE room_id=? ORDER BY created_at DESC LIMIT 40", (ROOM,))][::-1]
+                if BUG == "missing_message" and next(ROOM_PAGES) > 3:
+                    del ids[5]
                 src = '<turbo-cable-stream-source channel="Turbo::StreamsChannel" signed-stream-name="abc--def"></turbo-cable-stream-source>'
                 return self.reply(200, page("All Talk", src + message_html(c, ids)))
             if url.path == f"/rooms/{HQ}":
