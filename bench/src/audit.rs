@@ -18,9 +18,9 @@ pub fn baseline(db: &Conn, room: i64) -> Result<Baseline, String> {
     })
 }
 
-/// Checks the database against the acknowledged `(message id, nonce)` pairs. Returns the list of
-/// failures (empty when the audit passes).
-pub fn audit(db: &Conn, room: i64, base: Baseline, acks: &[(i64, String)]) -> Result<Vec<String>, String> {
+/// Checks the database against the acknowledged `(message id, posted text)` pairs; every posted
+/// text starts with `marker` ("bench write "). Returns the failures (empty when the audit passes).
+pub fn audit(db: &Conn, room: i64, base: Baseline, marker: &str, acks: &[(i64, String)]) -> Result<Vec<String>, String> {
     let mut fails = Vec::new();
     let n = acks.len() as i64;
     let added = db.int("SELECT COUNT(*) FROM messages WHERE room_id = ?", &[Val::Int(room)])? - base.room_count;
@@ -39,11 +39,11 @@ pub fn audit(db: &Conn, room: i64, base: Baseline, acks: &[(i64, String)]) -> Re
         fails.push(format!("{bodiless} new messages lack a rich-text body"));
     }
     let bench_bodies = db.int(
-        "SELECT COUNT(*) FROM messages m JOIN action_text_rich_texts r ON r.record_type = 'Message' AND r.record_id = m.id WHERE m.room_id = ? AND m.id > ? AND r.body LIKE '%bench write %'",
-        &[Val::Int(room), Val::Int(base.max_id)],
+        "SELECT COUNT(*) FROM messages m JOIN action_text_rich_texts r ON r.record_type = 'Message' AND r.record_id = m.id WHERE m.room_id = ? AND m.id > ? AND instr(r.body, ?) > 0",
+        &[Val::Int(room), Val::Int(base.max_id), Val::Text(marker)],
     )?;
     if bench_bodies != n {
-        fails.push(format!("{bench_bodies} new rich texts carry 'bench write', {n} posts were acknowledged"));
+        fails.push(format!("{bench_bodies} new rich texts carry {marker:?}, {n} posts were acknowledged"));
     }
     let integrity = db.text("PRAGMA integrity_check", &[])?.unwrap_or_default();
     if integrity != "ok" {
@@ -59,10 +59,9 @@ pub fn audit(db: &Conn, room: i64, base: Baseline, acks: &[(i64, String)]) -> Re
         "SELECT m.room_id, COALESCE(r.body, ''), COALESCE(i.body, '') FROM messages m LEFT JOIN action_text_rich_texts r ON r.record_type = 'Message' AND r.record_id = m.id LEFT JOIN message_search_index i ON i.rowid = m.id WHERE m.id = ?",
     )?;
     let mut bad = 0;
-    for (id, nonce) in acks {
+    for (id, text) in acks {
         st.bind_all(&[Val::Int(*id)])?;
-        let text = format!("bench write {nonce}");
-        let ok = st.step()? && st.int(0) == room && st.text(1).contains(&text) && st.text(2).contains(&text);
+        let ok = st.step()? && st.int(0) == room && st.text(1).contains(text.as_str()) && st.text(2).contains(text.as_str());
         while st.step()? {}
         if !ok {
             bad += 1;
@@ -99,16 +98,18 @@ mod tests {
         };
         let a = post("aa1");
         let b = post("bb2");
-        let acks = vec![(a, "aa1".to_string()), (b, "bb2".to_string())];
-        assert_eq!(audit(&db, 2, base, &acks).unwrap(), Vec::<String>::new());
+        let w = |n: &str| format!("bench write {n}");
+        let m = "bench write ";
+        let acks = vec![(a, w("aa1")), (b, w("bb2"))];
+        assert_eq!(audit(&db, 2, base, m, &acks).unwrap(), Vec::<String>::new());
         // One acknowledged write missing from the acks list means an extra write in the room.
-        assert!(!audit(&db, 2, base, &acks[..1]).unwrap().is_empty());
+        assert!(!audit(&db, 2, base, m, &acks[..1]).unwrap().is_empty());
         // A duplicate acknowledgement.
-        let dup = vec![(a, "aa1".to_string()), (a, "aa1".to_string())];
-        assert!(audit(&db, 2, base, &dup).unwrap().iter().any(|f| f.contains("share")));
+        let dup = vec![(a, w("aa1")), (a, w("aa1"))];
+        assert!(audit(&db, 2, base, m, &dup).unwrap().iter().any(|f| f.contains("share")));
         // A wrong nonce.
-        let wrong = vec![(a, "aa1".to_string()), (b, "zz9".to_string())];
-        assert!(audit(&db, 2, base, &wrong).unwrap().iter().any(|f| f.contains("differs")));
+        let wrong = vec![(a, w("aa1")), (b, w("zz9"))];
+        assert!(audit(&db, 2, base, m, &wrong).unwrap().iter().any(|f| f.contains("differs")));
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -54,7 +54,7 @@ pub fn build(names: &[String], l: &Labels, db: &Conn, addr: SocketAddr, host: &s
             "static_css" => (s.css.clone().ok_or("no stylesheet path scraped")?, Kind::Exact),
             "up" => ("/up".to_string(), Kind::Text),
             "post_message" => {
-                routes.push(post_route(l, &mut client, host, s)?);
+                routes.push(post_route(l.hq, &mut client, host, s)?);
                 continue;
             }
             other => return Err(format!("unknown route {other}")),
@@ -128,14 +128,15 @@ pub fn build(names: &[String], l: &Labels, db: &Conn, addr: SocketAddr, host: &s
     Ok(routes)
 }
 
-// The post route: its Turbo Stream target is the one `messages_(rooms_<word>|room)_<hq>` id on the HQ page.
-fn post_route(l: &Labels, client: &mut Client, host: &str, s: &Session) -> Result<Route, String> {
-    let r = client.send(&request("GET", &format!("/rooms/{}", l.hq), host, &[("cookie", &s.jar), ("accept-encoding", "identity")], b""))?;
+/// The route posting into `room`: its Turbo Stream target must be the one
+/// `messages_(rooms_<word>|room)_<room>` DOM id on that room's page.
+pub fn post_route(room: i64, client: &mut Client, host: &str, s: &Session) -> Result<Route, String> {
+    let r = client.send(&request("GET", &format!("/rooms/{room}"), host, &[("cookie", &s.jar), ("accept-encoding", "identity")], b""))?;
     let page = String::from_utf8_lossy(&r.body);
     if r.status != 200 || !page.contains("</html>") {
         return Err("preflight: write room inaccessible".into());
     }
-    let suffix = format!("_{}", l.hq);
+    let suffix = format!("_{room}");
     let mut targets: Vec<String> = Vec::new();
     let mut rest: &str = &page;
     while let Some(i) = rest.find("id=\"messages_") {
@@ -156,7 +157,7 @@ fn post_route(l: &Labels, client: &mut Client, host: &str, s: &Session) -> Resul
     Ok(Route {
         name: "post_message".into(),
         method: "POST",
-        target: format!("/rooms/{}/messages", l.hq),
+        target: format!("/rooms/{room}/messages"),
         contract: Contract {
             route: "post_message".into(),
             kind: Kind::Post,

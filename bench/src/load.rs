@@ -42,7 +42,7 @@ pub struct Sample {
     pub cpu_us: Option<u64>,
     pub rss_kib: Option<u64>,
     pub peak_kib: Option<u64>,
-    /// (message id, nonce) of every acknowledged post.
+    /// (message id, posted text) of every acknowledged post.
     pub acks: Vec<(i64, String)>,
     /// Posts made by the paced writer of the mixed profile (also in `acks`).
     pub writer_ok: u64,
@@ -298,7 +298,7 @@ fn client_loop(route: &Route, env: &Env, duration: Duration, abort: &AtomicBool,
                             });
                         }
                         if let (Some(id), Some(p)) = (id, posted) {
-                            t.acks.push((id, p.trim_start_matches("bench write ").to_string()));
+                            t.acks.push((id, p));
                         }
                     }
                     Err(e) => {

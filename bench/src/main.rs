@@ -4,6 +4,7 @@
 
 mod account;
 mod audit;
+mod cable;
 mod clock;
 mod contract;
 mod crc32;
@@ -22,6 +23,7 @@ mod seed;
 mod seed_c;
 mod sys;
 mod validate;
+mod ws;
 
 use std::path::PathBuf;
 
@@ -31,7 +33,10 @@ const USAGE: &str = "usage:
                      [--clients 1,16,64] [--secs 8] [--warmup-secs 2] [--rounds 1]
                      [--routes room_show,messages_page,...] [--floor] [--floor-cpu CPUS]
                      [--mixed-write-rate N] [--out FILE]
-  campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)";
+  campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
+  campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100]
+                     [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
+                     [--hold-secs 0] [--out FILE]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,6 +44,7 @@ fn main() {
         Some("seed") => cmd_seed(&args[1..]),
         Some("run") => cmd_run(&args[1..], false),
         Some("overload") => cmd_run(&args[1..], true),
+        Some("cable") => cmd_cable(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = result {
@@ -65,18 +71,41 @@ fn cmd_seed(args: &[String]) -> Result<(), String> {
     seed::run(&seed::Options { out, files })
 }
 
+fn target(args: &[String]) -> Result<account::Target, String> {
+    Ok(match (opt(args, "--pid"), opt(args, "--cgroup")) {
+        (Some(p), _) => account::Target::Pids(p.split(',').map(|x| x.parse().map_err(|_| format!("--pid: {x}"))).collect::<Result<_, _>>()?),
+        (None, Some(c)) => account::Target::Cgroup(PathBuf::from(c)),
+        (None, None) => account::Target::None,
+    })
+}
+
+fn number(args: &[String], name: &str, default: f64) -> Result<f64, String> {
+    opt(args, name).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name}: not a number: {v}")))
+}
+
+fn cmd_cable(args: &[String]) -> Result<(), String> {
+    let o = cable::Options {
+        url: opt(args, "--url").ok_or("cable needs --url")?,
+        labels: PathBuf::from(opt(args, "--labels").ok_or("cable needs --labels FILE")?),
+        db: opt(args, "--db").map(PathBuf::from),
+        target: target(args)?,
+        clients: number(args, "--clients", 100.0)?.max(1.0) as usize,
+        latency_msgs: number(args, "--latency-msgs", 30.0)? as usize,
+        interval_ms: number(args, "--interval-ms", 200.0)? as u64,
+        posters: number(args, "--posters", 4.0)?.max(1.0) as usize,
+        tput_secs: number(args, "--tput-secs", 15.0)?,
+        hold_secs: number(args, "--hold-secs", 0.0)?,
+        out: opt(args, "--out").map(PathBuf::from),
+    };
+    cable::run(&o)
+}
+
 fn cmd_run(args: &[String], overload: bool) -> Result<(), String> {
     let list = |name: &str, default: &str| -> Vec<String> {
         opt(args, name).unwrap_or_else(|| default.to_string()).split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
     };
-    let number = |name: &str, default: f64| -> Result<f64, String> {
-        opt(args, name).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name}: not a number: {v}")))
-    };
-    let target = match (opt(args, "--pid"), opt(args, "--cgroup")) {
-        (Some(p), _) => account::Target::Pids(p.split(',').map(|x| x.parse().map_err(|_| format!("--pid: {x}"))).collect::<Result<_, _>>()?),
-        (None, Some(c)) => account::Target::Cgroup(PathBuf::from(c)),
-        (None, None) => account::Target::None,
-    };
+    let number = |name: &str, default: f64| number(args, name, default);
+    let target = target(args)?;
     let default_routes = if overload { "room_show,messages_page,sidebar,search" } else { &contract::ROUTES.join(",") };
     let clients = list("--clients", if overload { "64,256,1024" } else { "1,16,64" })
         .iter()

@@ -144,7 +144,7 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
         }
     }
     let _ = std::fs::remove_dir_all(&floor_dir);
-    let audit_failures = audit::audit(&db, labels.hq, base, &acks)?;
+    let audit_failures = audit::audit(&db, labels.hq, base, "bench write ", &acks)?;
     Ok(Outcome { cells, acks: acks.len(), audit_failures, idle_rss_kib, peak_rss_kib: o.target.peak_kib() })
 }
 

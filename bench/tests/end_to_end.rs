@@ -100,3 +100,29 @@ fn a_page_missing_one_message_fails_the_run() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cable_fan_out_reaches_every_client() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not installed; skipping the end-to-end sample");
+        return;
+    }
+    let dir = temp("cable");
+    seed(&dir);
+    let (server, port) = start_fake(&dir, "").expect("stand-in server");
+    let out = dir.join("cable.json");
+    let o = Command::new(BIN)
+        .args(["cable", "--url", &format!("http://127.0.0.1:{port}"), "--labels"])
+        .arg(dir.join("labels.json"))
+        .args(["--clients", "20", "--latency-msgs", "5", "--interval-ms", "20", "--posters", "2", "--tput-secs", "0.5", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json = std::fs::read_to_string(&out).unwrap();
+    assert!(json.contains("\"ready\": 20,"), "{json}");
+    assert!(json.contains("\"passed\": true"), "{json}");
+    assert!(!json.contains("\"all_clients_ms\": {\"p50\": null"), "{json}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in Campfire for testing campfire-bench end to end without the real server.
 
-It serves the eight benchmark routes from a seed made by `campfire-bench seed` (any variant):
+It serves the eight benchmark routes, plus a bare Action Cable endpoint (/cable: every
+subscription is confirmed, every post is broadcast to every socket), from a seed made by `campfire-bench seed` (any variant):
 the login form and sign-in, the busy room page, the messages page, the sidebar, search, an
 avatar, a stylesheet, /up, and posts into the write room (really written to the database, with
 rich text and search-index rows, so the write audit has something to check).
@@ -11,7 +12,10 @@ Usage: fake_campfire.py SEED_DIR PORT      (prints "ready" on stdout once listen
 With FAKE_BUG=missing_message, room pages after the third one leave out one message, which the
 load generator's validation must catch.
 """
+import base64
 import gzip
+import hashlib
+import struct
 import html
 import itertools
 import json
@@ -32,6 +36,26 @@ DAVID = LABELS["users.david"]
 LOCK = threading.Lock()
 CSS = b"body{margin:0}\n"
 BUG = os.environ.get("FAKE_BUG", "")
+SOCKETS = []
+SOCKETS_LOCK = threading.Lock()
+
+
+def ws_frame(text):
+    data = text.encode()
+    n = len(data)
+    head = bytes([0x81, n]) if n < 126 else (bytes([0x81, 126]) + struct.pack(">H", n) if n < 65536 else bytes([0x81, 127]) + struct.pack(">Q", n))
+    return head + data
+
+
+def broadcast(text):
+    frame = ws_frame(json.dumps({"identifier": json.dumps({"channel": "Turbo::StreamsChannel", "signed_stream_name": "abc--def"}), "message": text}))
+    with SOCKETS_LOCK:
+        for w in list(SOCKETS):
+            try:
+                w.write(frame)
+                w.flush()
+            except OSError:
+                SOCKETS.remove(w)
 ROOM_PAGES = itertools.count(1)
 
 
@@ -88,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
         q = parse_qs(url.query)
         c = db()
         try:
+            if url.path == "/cable":
+                return self.cable()
             if url.path == "/session/new":
                 return self.reply(200, page("Sign in", "<form></form>"), headers=[("Set-Cookie", "_campfire_session=s1; path=/")])
             if url.path == "/up":
@@ -101,7 +127,7 @@ class Handler(BaseHTTPRequestHandler):
                 if BUG == "missing_message" and next(ROOM_PAGES) > 3:
                     del ids[5]
                 src = '<turbo-cable-stream-source channel="Turbo::StreamsChannel" signed-stream-name="abc--def"></turbo-cable-stream-source>'
-                return self.reply(200, page("All Talk", src + message_html(c, ids)))
+                return self.reply(200, page("All Talk", src + f'<div id="messages_rooms_closed_{ROOM}">' + message_html(c, ids) + "</div>"))
             if url.path == f"/rooms/{HQ}":
                 return self.reply(200, page("HQ", f'<div id="messages_rooms_open_{HQ}"></div>'))
             if url.path == f"/rooms/{ROOM}/messages":
@@ -132,25 +158,67 @@ class Handler(BaseHTTPRequestHandler):
         form = parse_qs(self.rfile.read(length).decode())
         if url.path == "/session":
             return self.reply(302, "", headers=[("Location", "/"), ("Set-Cookie", "session_token=t1; path=/; httponly")])
-        if url.path == f"/rooms/{HQ}/messages":
+        if url.path in (f"/rooms/{HQ}/messages", f"/rooms/{ROOM}/messages"):
+            room = int(url.path.split("/")[2])
+            kind = "open" if room == HQ else "closed"
             text = form["message[body]"][0]
             cmid = form["message[client_message_id]"][0]
             with LOCK:
                 c = db()
                 cur = c.execute("INSERT INTO messages (room_id, creator_id, client_message_id, created_at, updated_at) "
-                                "VALUES (?, ?, ?, datetime('now'), datetime('now'))", (HQ, DAVID, cmid))
+                                "VALUES (?, ?, ?, datetime('now'), datetime('now'))", (room, DAVID, cmid))
                 mid = cur.lastrowid
                 c.execute("INSERT INTO action_text_rich_texts (record_type, record_id, name, body, created_at, updated_at) "
                           "VALUES ('Message', ?, 'body', ?, datetime('now'), datetime('now'))", (mid, f"<p>{html.escape(text)}</p>"))
                 c.execute("INSERT INTO message_search_index (rowid, body) VALUES (?, ?)", (mid, text))
                 c.commit()
                 c.close()
-            stream = (f'<turbo-stream action="append" target="messages_rooms_open_{HQ}"><template>'
+            stream = (f'<turbo-stream action="append" target="messages_rooms_{kind}_{room}"><template>'
                       f'<div id="message_{mid}" data-message-id="{mid}"><p>{html.escape(text)}</p></div></template></turbo-stream>')
+            broadcast(stream)
             return self.reply(200, stream, "text/vnd.turbo-stream.html; charset=utf-8")
         return self.reply(404, "not found")
 
 
+def read_frame(r):
+    head = r.read(2)
+    if len(head) < 2:
+        return None
+    n = head[1] & 0x7F
+    if n == 126:
+        n = struct.unpack(">H", r.read(2))[0]
+    elif n == 127:
+        n = struct.unpack(">Q", r.read(8))[0]
+    mask = r.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+    data = bytes(b ^ mask[i % 4] for i, b in enumerate(r.read(n)))
+    return head[0] & 0x0F, data
+
+
+def cable(self):
+    key = self.headers.get("Sec-WebSocket-Key", "")
+    accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B65").encode()).digest()).decode()
+    self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: actioncable-v1-json\r\n\r\n").encode())
+    self.wfile.write(ws_frame('{"type":"welcome"}'))
+    self.wfile.flush()
+    with SOCKETS_LOCK:
+        SOCKETS.append(self.wfile)
+    while True:
+        frame = read_frame(self.rfile)
+        if frame is None or frame[0] == 8:
+            break
+        command = json.loads(frame[1])
+        if command.get("command") == "subscribe":
+            with SOCKETS_LOCK:
+                self.wfile.write(ws_frame(json.dumps({"identifier": command["identifier"], "type": "confirm_subscription"})))
+                self.wfile.flush()
+    with SOCKETS_LOCK:
+        if self.wfile in SOCKETS:
+            SOCKETS.remove(self.wfile)
+    self.close_connection = True
+
+
+Handler.cable = cable
 server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
 server.daemon_threads = True
 print("ready", flush=True)
