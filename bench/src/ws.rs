@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65";
+const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// An open WebSocket.
 pub struct Socket {
