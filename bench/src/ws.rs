@@ -206,6 +206,6 @@ mod tests {
     #[test]
     fn accept_key_matches_rfc_example() {
         let k = "dGhlIHNhbXBsZSBub25jZQ==";
-        assert_eq!(base64(&sha1(format!("{k}{GUID}").as_bytes()), false, true), "s3pPLMBKrcfjSKfXlDJRnhThmZE=");
+        assert_eq!(base64(&sha1(format!("{k}{GUID}").as_bytes()), false, true), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
     }
 }
