@@ -101,7 +101,7 @@ fn reader(mut sock: Socket, subs: usize, sh: &Shared) -> (bool, HashMap<u64, Ins
                     }
                 }
             }
-            Ok(Frame::Binary(_)) => {
+            Ok(Frame::Binary) => {
                 sh.frames.fetch_add(1, Ordering::Relaxed);
             }
             Ok(Frame::Idle) => {

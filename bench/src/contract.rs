@@ -68,7 +68,7 @@ pub fn build(names: &[String], l: &Labels, db: &Conn, addr: SocketAddr, host: &s
         let content_type = r.header("content-type").unwrap_or("").to_string();
         let main_type = content_type.split(';').next().unwrap_or("").trim().to_string();
         let text = String::from_utf8_lossy(&body);
-        let mut c = Contract { route: name.clone(), kind, content_type: main_type.clone(), required: vec![], message_ids: None, message_content: vec![], exact_body: None };
+        let mut c = Contract { kind, content_type: main_type.clone(), required: vec![], message_ids: None, message_content: vec![], exact_body: None };
         let window = match name.as_str() {
             "room_show" => Some(ids(db, "SELECT id FROM messages WHERE room_id = ? ORDER BY created_at DESC LIMIT 40", &[Val::Int(l.watercooler)])?),
             "messages_page" => Some(ids(
@@ -159,7 +159,6 @@ pub fn post_route(room: i64, client: &mut Client, host: &str, s: &Session) -> Re
         method: "POST",
         target: format!("/rooms/{room}/messages"),
         contract: Contract {
-            route: "post_message".into(),
             kind: Kind::Post,
             content_type: "text/vnd.turbo-stream.html".into(),
             required: vec!["action=\"append\"".into(), format!("target=\"{target}\"")],

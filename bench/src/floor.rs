@@ -101,7 +101,6 @@ pub fn floor_route(r: &Route) -> Route {
     };
     let mut f = r.clone();
     f.contract = Contract {
-        route: r.name.clone(),
         kind: Kind::Exact,
         content_type: r.captured.content_type.split(';').next().unwrap_or("").trim().to_string(),
         required: vec![],

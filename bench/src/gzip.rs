@@ -1,6 +1,6 @@
 //! Strict gzip decoding for response validation (workloads.md §4.1 rule 3): one member, a valid
 //! header, a complete deflate stream, matching CRC-32 and length, no trailing bytes, and a cap on
-//! the decoded size. Also a small encoder for tests and the nginx floor's captured bodies.
+//! the decoded size.
 
 use crate::crc32;
 use miniz_oxide::inflate::stream::{inflate, InflateState};
@@ -78,7 +78,8 @@ fn header_len(b: &[u8]) -> Result<usize, String> {
     Ok(i)
 }
 
-/// Compresses `data` as one gzip member (mtime 0), level 6.
+/// Compresses `data` as one gzip member (mtime 0), level 6 (test bodies).
+#[cfg(test)]
 pub fn encode(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
     out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(data, 6));

@@ -26,8 +26,6 @@ pub struct Env {
 /// One measured sample of one route at one concurrency.
 #[derive(Clone, Debug, Default)]
 pub struct Sample {
-    pub route: String,
-    pub clients: usize,
     pub secs: f64,
     pub ok: u64,
     pub errors: u64,
@@ -229,7 +227,7 @@ pub fn drive(r: &Run) -> Sample {
     });
     let secs = start.elapsed().as_secs_f64();
     let cpu1 = r.target.cpu_us();
-    let mut s = Sample { route: r.route.name.clone(), clients: r.clients, secs, ..Sample::default() };
+    let mut s = Sample { secs, ..Sample::default() };
     for t in tallies {
         s.merge(t);
     }

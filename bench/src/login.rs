@@ -16,8 +16,6 @@ pub struct Session {
     pub stream_sources: Vec<(String, String)>,
     /// The first `/assets/….css` path.
     pub css: Option<String>,
-    /// The first `/assets/….js` path.
-    pub js: Option<String>,
 }
 
 /// Signs in as `email`/`password` and scrapes `/rooms/<room>` and `/users/me/sidebar`.
@@ -60,7 +58,6 @@ pub fn sign_in(addr: SocketAddr, host: &str, email: &str, password: &str, room: 
         csrf: meta_csrf(&text).or(Some(csrf)).unwrap_or_default(),
         stream_sources: stream_sources(&text),
         css: asset(&text, "href=\"/assets/", ".css"),
-        js: asset(&text, "/assets/", ".js"),
     })
 }
 
@@ -112,7 +109,7 @@ fn asset(html: &str, prefix: &str, ext: &str) -> Option<String> {
     while let Some(i) = rest.find(prefix) {
         let start = i + prefix.find("/assets/").unwrap_or(0);
         let tail = &rest[start..];
-        let end = tail.find(|c: char| c == '"' || c == '\'' || c == ' ' || c == '>').unwrap_or(tail.len());
+        let end = tail.find(['"', '\'', ' ', '>']).unwrap_or(tail.len());
         let path = &tail[..end];
         if path.ends_with(ext) {
             return Some(path.to_string());

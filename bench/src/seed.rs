@@ -121,7 +121,7 @@ impl Seed<'_> {
         )?;
 
         // name, email, role, bio, bot token
-        let users: [(&str, &str, Option<&str>, i64, Option<&str>, Option<&str>); 5] = [
+        let users = [
             ("david", "David", Some("david@37signals.com"), 1, None, None),
             ("jason", "Jason", Some("jason@37signals.com"), 1, None, None),
             ("jz", "JZ", Some("jz@37signals.com"), 0, Some("Designer"), None),

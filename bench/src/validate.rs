@@ -21,7 +21,6 @@ pub enum Kind {
 /// The contract of one route, built at preflight from independent SQL and one fetched response.
 #[derive(Clone, Debug)]
 pub struct Contract {
-    pub route: String,
     pub kind: Kind,
     /// The main type (before `;`) the Content-Type must have.
     pub content_type: String,
@@ -201,7 +200,6 @@ mod tests {
 
     fn contract(ids: &[i64]) -> Contract {
         Contract {
-            route: "room_show".into(),
             kind: Kind::Document,
             content_type: "text/html".into(),
             required: ids.iter().map(|id| format!("id=\"message_{id}\"")).collect(),
@@ -289,7 +287,6 @@ mod tests {
 
     fn post_contract() -> Contract {
         Contract {
-            route: "post_message".into(),
             kind: Kind::Post,
             content_type: "text/vnd.turbo-stream.html".into(),
             required: vec!["action=\"append\"".into(), "target=\"messages_rooms_open_7\"".into()],
@@ -318,7 +315,7 @@ mod tests {
 
     #[test]
     fn exact_bodies() {
-        let c = Contract { route: "static_css".into(), kind: Kind::Exact, content_type: "text/css".into(), required: vec![], message_ids: None, message_content: vec![], exact_body: Some(b"a{}".to_vec()) };
+        let c = Contract { kind: Kind::Exact, content_type: "text/css".into(), required: vec![], message_ids: None, message_content: vec![], exact_body: Some(b"a{}".to_vec()) };
         let h = headers("text/css", &[]);
         assert!(run(&c, 200, &h, b"a{}", None).is_ok());
         assert!(run(&c, 200, &h, b"a{ }", None).is_err());

@@ -21,7 +21,7 @@ pub struct Socket {
 pub enum Frame {
     Text(Vec<u8>),
     /// Binary messages are counted but not interpreted.
-    Binary(usize),
+    Binary,
     Closed,
     /// The read timeout passed with nothing complete.
     Idle,
@@ -107,13 +107,13 @@ impl Socket {
     /// Reads the next complete message.
     pub fn read(&mut self) -> Result<Frame, String> {
         loop {
-            if let Some((fin, opcode, payload, used)) = parse(&self.buf)? {
+            if let Some(Raw { fin, opcode, payload, used }) = parse(&self.buf)? {
                 self.buf.drain(..used);
                 match opcode {
                     0x9 => self.send(0xA, &payload)?,
                     0xA => {}
                     0x8 => return Ok(Frame::Closed),
-                    0x0 | 0x1 | 0x2 => {
+                    0x0..=0x2 => {
                         if opcode != 0 {
                             self.partial.clear();
                             self.partial.push(opcode);
@@ -123,7 +123,7 @@ impl Socket {
                             let kind = self.partial.first().copied().unwrap_or(1);
                             let data = self.partial.split_off(1);
                             self.partial.clear();
-                            return Ok(if kind == 2 { Frame::Binary(data.len()) } else { Frame::Text(data) });
+                            return Ok(if kind == 2 { Frame::Binary } else { Frame::Text(data) });
                         }
                     }
                     other => return Err(format!("ws: opcode {other}")),
@@ -140,19 +140,22 @@ impl Socket {
         }
     }
 
-    /// Closes both directions of the connection.
-    pub fn shutdown(&self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
-    }
-
     /// A second handle on the same socket (to shut it down from another thread).
     pub fn try_clone_stream(&self) -> Option<TcpStream> {
         self.stream.try_clone().ok()
     }
 }
 
-// One frame from the front of `b`: (fin, opcode, unmasked payload, bytes used), or None if incomplete.
-fn parse(b: &[u8]) -> Result<Option<(bool, u8, Vec<u8>, usize)>, String> {
+// One frame parsed from the front of a buffer.
+struct Raw {
+    fin: bool,
+    opcode: u8,
+    payload: Vec<u8>,
+    used: usize,
+}
+
+// The frame at the front of `b` (payload unmasked), or None if it is not complete yet.
+fn parse(b: &[u8]) -> Result<Option<Raw>, String> {
     if b.len() < 2 {
         return Ok(None);
     }
@@ -183,7 +186,7 @@ fn parse(b: &[u8]) -> Result<Option<(bool, u8, Vec<u8>, usize)>, String> {
         Some(m) => data.iter().enumerate().map(|(k, x)| x ^ m[k % 4]).collect(),
         None => data.to_vec(),
     };
-    Ok(Some((fin, opcode, payload, i + len)))
+    Ok(Some(Raw { fin, opcode, payload, used: i + len }))
 }
 
 #[cfg(test)]
@@ -193,14 +196,14 @@ mod tests {
     #[test]
     fn parses_frames() {
         assert!(parse(&[0x81]).unwrap().is_none());
-        let (fin, op, p, used) = parse(&[0x81, 0x03, b'a', b'b', b'c', 0xff]).unwrap().unwrap();
-        assert_eq!((fin, op, p.as_slice(), used), (true, 1, b"abc".as_slice(), 5));
+        let f = parse(&[0x81, 0x03, b'a', b'b', b'c', 0xff]).unwrap().unwrap();
+        assert_eq!((f.fin, f.opcode, f.payload.as_slice(), f.used), (true, 1, b"abc".as_slice(), 5));
         let mut long = vec![0x82, 126, 0x01, 0x00];
-        long.extend(std::iter::repeat(7u8).take(256));
-        let (_, op, p, used) = parse(&long).unwrap().unwrap();
-        assert_eq!((op, p.len(), used), (2, 256, 260));
+        long.extend(std::iter::repeat_n(7u8, 256));
+        let f = parse(&long).unwrap().unwrap();
+        assert_eq!((f.opcode, f.payload.len(), f.used), (2, 256, 260));
         let masked = [0x81, 0x82, 1, 2, 3, 4, b'h' ^ 1, b'i' ^ 2];
-        assert_eq!(parse(&masked).unwrap().unwrap().2, b"hi");
+        assert_eq!(parse(&masked).unwrap().unwrap().payload, b"hi");
     }
 
     #[test]

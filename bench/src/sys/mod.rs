@@ -15,11 +15,11 @@ pub fn raise_nofile(want: u64) -> u64 {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
         return 0;
     }
-    let target = want.min(r.rlim_max as u64);
-    if (r.rlim_cur as u64) < target {
+    let target = want.min(r.rlim_max);
+    if r.rlim_cur < target {
         r.rlim_cur = target as libc::rlim_t;
         // SAFETY: `r` is a valid rlimit within the hard limit.
         unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) };
     }
-    r.rlim_cur as u64
+    r.rlim_cur
 }
