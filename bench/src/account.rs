@@ -24,7 +24,7 @@ impl Target {
                 for pid in pids {
                     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
                     // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
-                    let rest = &stat[stat.rfind(')')? + 2..];
+                    let rest = stat.get(stat.rfind(')')? + 2..)?;
                     let f: Vec<&str> = rest.split(' ').collect();
                     let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
                     sum += ticks * 1_000_000 / tick;
