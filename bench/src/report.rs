@@ -43,6 +43,8 @@ pub struct Figures {
     pub wire: Option<f64>,
     pub decoded: Option<f64>,
     pub rss_kib: Option<f64>,
+    /// The load generator's CPU use over the sample, in % of one core.
+    pub loadgen_pct: Option<f64>,
     pub ok: u64,
     pub errors: u64,
     pub invalid: u64,
@@ -59,6 +61,7 @@ pub fn figures(samples: &[Sample]) -> Figures {
         wire: per(&|s| (s.ok > 0).then(|| s.wire_bytes as f64 / s.ok as f64)),
         decoded: per(&|s| (s.ok > 0).then(|| s.decoded_bytes as f64 / s.ok as f64)),
         rss_kib: per(&|s| s.rss_kib.map(|v| v as f64)),
+        loadgen_pct: per(&|s| s.loadgen_cpu_us.filter(|_| s.secs > 0.0).map(|u| u as f64 / 1e4 / s.secs)),
         ok: samples.iter().map(|s| s.ok).sum(),
         errors: samples.iter().map(|s| s.errors).sum(),
         invalid: samples.iter().map(|s| s.invalid).sum(),
@@ -75,7 +78,7 @@ fn cell_json(c: &Cell) -> String {
     let ratio = a.cpu.zip(f.cpu).filter(|(_, fl)| *fl > 0.0).map(|(x, fl)| x / fl);
     let reasons: Vec<String> = c.ours.iter().flat_map(|s| s.reasons.iter()).map(|(r, n)| format!("{}: {n}", json::str(r))).collect();
     format!(
-        "{{\"route\": {}, \"clients\": {}, \"rounds\": {}, \"rps\": {}, \"p50_ms\": {}, \"p99_ms\": {}, \"cpu_us_per_req\": {}, \"floor_rps\": {}, \"floor_cpu_us_per_req\": {}, \"ratio_to_floor\": {}, \"wire_bytes\": {}, \"decoded_bytes\": {}, \"rss_kib\": {}, \"ok\": {}, \"errors\": {}, \"invalid\": {}, \"reasons\": {{{}}}}}",
+        "{{\"route\": {}, \"clients\": {}, \"rounds\": {}, \"rps\": {}, \"p50_ms\": {}, \"p99_ms\": {}, \"cpu_us_per_req\": {}, \"floor_rps\": {}, \"floor_cpu_us_per_req\": {}, \"ratio_to_floor\": {}, \"wire_bytes\": {}, \"decoded_bytes\": {}, \"rss_kib\": {}, \"loadgen_cpu_pct\": {}, \"ok\": {}, \"errors\": {}, \"invalid\": {}, \"reasons\": {{{}}}}}",
         json::str(&c.route),
         c.clients,
         c.ours.len(),
@@ -89,6 +92,7 @@ fn cell_json(c: &Cell) -> String {
         num(a.wire, 0),
         num(a.decoded, 0),
         num(a.rss_kib, 0),
+        num(a.loadgen_pct, 1),
         a.ok,
         a.errors,
         a.invalid,
@@ -132,15 +136,15 @@ pub fn markdown(o: &Options, out: &Outcome) -> String {
         o.warmup_secs,
         o.mixed_write_rate.map_or(String::new(), |r| format!(", paced writer at {r} posts/s"))
     ));
-    s.push_str("| route | clients | rps | p50 ms | p99 ms | CPU µs/req | floor µs/req | ratio | wire B | decoded B | invalid |\n");
-    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    s.push_str("| route | clients | rps | p50 ms | p99 ms | CPU µs/req | floor µs/req | ratio | wire B | decoded B | loadgen CPU | invalid |\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for c in &out.cells {
         let a = figures(&c.ours);
         let f = figures(&c.floor);
         let ratio = a.cpu.zip(f.cpu).filter(|(_, fl)| *fl > 0.0).map(|(x, fl)| x / fl);
         let d = |v: Option<f64>, n: usize| v.map_or("–".into(), |x| format!("{x:.n$}"));
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.route,
             c.clients,
             d(a.rps, 0),
@@ -151,6 +155,7 @@ pub fn markdown(o: &Options, out: &Outcome) -> String {
             ratio.map_or("–".into(), |r| format!("{r:.2}×")),
             d(a.wire, 0),
             d(a.decoded, 0),
+            a.loadgen_pct.map_or("–".into(), |p| format!("{p:.0}%")),
             a.invalid + a.errors
         ));
     }
