@@ -31,6 +31,8 @@ pub struct Options {
     pub posters: usize,
     pub tput_secs: f64,
     pub hold_secs: f64,
+    /// Offer permessage-deflate and report wire throughput.
+    pub deflate: bool,
     pub out: Option<PathBuf>,
 }
 
@@ -40,6 +42,7 @@ struct Shared {
     rejected: AtomicUsize,
     receipts: AtomicU64,
     frames: AtomicU64,
+    wire: AtomicU64,
 }
 
 // (sequence number, sent at, acknowledged)
@@ -111,6 +114,8 @@ fn reader(mut sock: Socket, subs: usize, sh: &Shared) -> (bool, HashMap<u64, Ins
             }
             Ok(Frame::Closed) | Err(_) => break,
         }
+        let w = std::mem::take(&mut sock.wire_bytes);
+        sh.wire.fetch_add(w, Ordering::Relaxed);
     }
     (confirmed == subs, got)
 }
@@ -137,7 +142,7 @@ pub fn run(o: &Options) -> Result<(), String> {
     }
     let commands: Vec<String> = identifiers.iter().map(|i| format!("{{\"command\":\"subscribe\",\"identifier\":{}}}", json::str(i))).collect();
     let origin = format!("http://{host}");
-    let sh = Shared { stop: AtomicBool::new(false), ready: AtomicUsize::new(0), rejected: AtomicUsize::new(0), receipts: AtomicU64::new(0), frames: AtomicU64::new(0) };
+    let sh = Shared { stop: AtomicBool::new(false), ready: AtomicUsize::new(0), rejected: AtomicUsize::new(0), receipts: AtomicU64::new(0), frames: AtomicU64::new(0), wire: AtomicU64::new(0) };
     let sent: Sent = Mutex::new(Vec::new());
     let seq = AtomicU64::new(0);
     let acks: Mutex<Vec<(i64, String)>> = Mutex::new(Vec::new());
@@ -151,7 +156,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         let mut failed = 0usize;
         for i in 0..o.clients {
             let headers = [("cookie", session.jar.as_str()), ("origin", origin.as_str()), ("sec-websocket-protocol", "actioncable-v1-json, actioncable-unsupported")];
-            let sock = Socket::connect(addr, &host, "/cable", &headers, 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1));
+            let sock = Socket::connect(addr, &host, "/cable", &headers, 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1), o.deflate);
             let mut sock = match sock {
                 Ok(s) => s,
                 Err(e) => {
@@ -249,6 +254,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         phase("saturated");
         let cpu0 = o.target.cpu_us();
         let frames0 = sh.frames.load(Ordering::Relaxed);
+        let wire0 = sh.wire.load(Ordering::Relaxed);
         let sat_start = Instant::now();
         let sat_errors: Vec<String> = std::thread::scope(|s2| {
             let hs: Vec<_> = (0..o.posters)
@@ -272,6 +278,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         let sat_drain = drain(Duration::from_secs(60));
         let cpu1 = o.target.cpu_us();
         let frames = sh.frames.load(Ordering::Relaxed) - frames0;
+        let wire = sh.wire.load(Ordering::Relaxed) - wire0;
         phase("done");
         sh.stop.store(true, Ordering::Relaxed);
         for c in &closers {
@@ -323,10 +330,11 @@ pub fn run(o: &Options) -> Result<(), String> {
             if audit_failures.is_empty() { "passed".to_string() } else { format!("FAILED: {}", audit_failures.join("; ")) }
         );
         let json = format!(
-            "{{\n  \"tool\": \"campfire-bench cable\",\n  \"url\": {},\n  \"clients\": {},\n  \"ready\": {},\n  \"failed\": {},\n  \"connect_secs\": {:.3},\n  \"subscriptions_per_client\": {},\n  \"paced_posts\": {},\n  \"paced_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"saturated_posts\": {},\n  \"saturated_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"per_client_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"all_clients_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"delivered_msgs_per_sec\": {:.1},\n  \"frames_per_sec\": {:.1},\n  \"drain_secs\": {{\"paced\": {:.3}, \"saturated\": {:.3}}},\n  \"cpu_us_per_delivery\": {},\n  \"rss_kib\": {},\n  \"peak_rss_kib\": {},\n  \"post_errors\": [{}],\n  \"audit\": {{\"acknowledged_posts\": {}, \"passed\": {}, \"failures\": [{}]}}\n}}\n",
+            "{{\n  \"tool\": \"campfire-bench cable\",\n  \"url\": {},\n  \"clients\": {},\n  \"ready\": {},\n  \"failed\": {},\n  \"connect_secs\": {:.3},\n  \"subscriptions_per_client\": {},\n  \"paced_posts\": {},\n  \"paced_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"saturated_posts\": {},\n  \"saturated_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"per_client_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"all_clients_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"delivered_msgs_per_sec\": {:.1},\n  \"frames_per_sec\": {:.1},\n  \"deflate\": {},\n  \"wire_mb_per_sec\": {},\n  \"drain_secs\": {{\"paced\": {:.3}, \"saturated\": {:.3}}},\n  \"cpu_us_per_delivery\": {},\n  \"rss_kib\": {},\n  \"peak_rss_kib\": {},\n  \"post_errors\": [{}],\n  \"audit\": {{\"acknowledged_posts\": {}, \"passed\": {}, \"failures\": [{}]}}\n}}\n",
             json::str(&o.url), o.clients, ready, o.clients - ready, connect_secs, commands.len(), paced_lat.len(), f(q(&paced_lat, 0.5)), f(q(&paced_lat, 0.99)),
             sat_lat.len(), f(q(&sat_lat, 0.5)), f(q(&sat_lat, 0.99)), f(q(&per_client, 0.5)), f(q(&per_client, 0.99)), f(q(&all_clients, 0.5)), f(q(&all_clients, 0.99)),
-            delivered_per_sec, if span > 0.0 { frames as f64 / span } else { 0.0 }, paced_drain, sat_drain,
+            delivered_per_sec, if span > 0.0 { frames as f64 / span } else { 0.0 }, o.deflate,
+            if o.deflate && span > 0.0 { format!("{:.3}", wire as f64 / span / 1e6) } else { "null".into() }, paced_drain, sat_drain,
             cpu_per_delivery.map_or("null".into(), |c| format!("{c:.3}")), o.target.rss_kib().map_or("null".into(), |v| v.to_string()), o.target.peak_kib().map_or("null".into(), |v| v.to_string()),
             errs.join(", "), acks.len(), audit_failures.is_empty(), audit_failures.iter().map(|f| json::str(f)).collect::<Vec<_>>().join(", ")
         );

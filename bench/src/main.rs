@@ -36,7 +36,7 @@ const USAGE: &str = "usage:
   campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
   campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
-                     [--hold-secs 0] [--out FILE]";
+                     [--hold-secs 0] [--deflate 1] [--out FILE]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -95,6 +95,7 @@ fn cmd_cable(args: &[String]) -> Result<(), String> {
         posters: number(args, "--posters", 4.0)?.max(1.0) as usize,
         tput_secs: number(args, "--tput-secs", 15.0)?,
         hold_secs: number(args, "--hold-secs", 0.0)?,
+        deflate: number(args, "--deflate", 0.0)? != 0.0,
         out: opt(args, "--out").map(PathBuf::from),
     };
     cable::run(&o)

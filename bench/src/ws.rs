@@ -1,8 +1,11 @@
 //! A minimal WebSocket client (RFC 6455) for the Action Cable workload: the opening handshake
 //! with an accept-key check, masked text frames out, unmasked frames in (fragmented messages
-//! reassembled, pings answered), close. No extensions.
+//! reassembled, pings answered), close. Optionally permessage-deflate (RFC 7692) for what the
+//! server sends; our own messages go out uncompressed, which the extension allows.
 
 use crate::digest::{base64, sha1};
+use miniz_oxide::inflate::stream::{inflate, InflateState};
+use miniz_oxide::{DataFormat, MZFlush};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -14,7 +17,13 @@ pub struct Socket {
     stream: TcpStream,
     buf: Vec<u8>,
     partial: Vec<u8>,
+    // Whether the message being reassembled had RSV1 (compressed) on its first frame.
+    partial_compressed: bool,
     mask_state: u32,
+    /// Set when permessage-deflate was negotiated: the inflater and whether to reset it per message.
+    deflate: Option<(Box<InflateState>, bool)>,
+    /// Frame bytes received so far (headers included), for wire throughput.
+    pub wire_bytes: u64,
 }
 
 /// What `read` returned.
@@ -28,8 +37,9 @@ pub enum Frame {
 }
 
 impl Socket {
-    /// Connects to `addr` and upgrades `path` with the given extra headers (Cookie, Origin, protocol).
-    pub fn connect(addr: SocketAddr, host: &str, path: &str, headers: &[(&str, &str)], seed: u64) -> Result<Socket, String> {
+    /// Connects to `addr` and upgrades `path` with the given extra headers (Cookie, Origin, protocol);
+    /// with `deflate`, offers permessage-deflate and uses it if the server accepts.
+    pub fn connect(addr: SocketAddr, host: &str, path: &str, headers: &[(&str, &str)], seed: u64, deflate: bool) -> Result<Socket, String> {
         let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(30)).map_err(|e| format!("connect: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
@@ -40,6 +50,9 @@ impl Socket {
         );
         for (k, v) in headers {
             req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if deflate {
+            req.push_str("sec-websocket-extensions: permessage-deflate; client_max_window_bits\r\n");
         }
         req.push_str("\r\n");
         stream.write_all(req.as_bytes()).map_err(|e| format!("handshake write: {e}"))?;
@@ -67,8 +80,19 @@ impl Socket {
         if accept.as_deref() != Some(want.as_str()) {
             return Err("handshake: wrong Sec-WebSocket-Accept".into());
         }
+        let extensions = head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case("sec-websocket-extensions").then(|| v.trim().to_ascii_lowercase())
+        });
+        let deflate = match extensions {
+            Some(e) if deflate && e.contains("permessage-deflate") => {
+                Some((InflateState::new_boxed(DataFormat::Raw), e.contains("server_no_context_takeover")))
+            }
+            Some(e) => return Err(format!("handshake: unrequested extension {e}")),
+            None => None,
+        };
         buf.drain(..end + 4);
-        Ok(Socket { stream, buf, partial: Vec::new(), mask_state: (seed as u32) | 1 })
+        Ok(Socket { stream, buf, partial: Vec::new(), partial_compressed: false, mask_state: (seed as u32) | 1, deflate, wire_bytes: 0 })
     }
 
     /// Sets how long `read` waits before returning `Frame::Idle`.
@@ -107,8 +131,9 @@ impl Socket {
     /// Reads the next complete message.
     pub fn read(&mut self) -> Result<Frame, String> {
         loop {
-            if let Some(Raw { fin, opcode, payload, used }) = parse(&self.buf)? {
+            if let Some(Raw { fin, rsv1, opcode, payload, used }) = parse(&self.buf)? {
                 self.buf.drain(..used);
+                self.wire_bytes += used as u64;
                 match opcode {
                     0x9 => self.send(0xA, &payload)?,
                     0xA => {}
@@ -117,12 +142,16 @@ impl Socket {
                         if opcode != 0 {
                             self.partial.clear();
                             self.partial.push(opcode);
+                            self.partial_compressed = rsv1;
                         }
                         self.partial.extend_from_slice(&payload);
                         if fin {
                             let kind = self.partial.first().copied().unwrap_or(1);
-                            let data = self.partial.split_off(1);
+                            let mut data = self.partial.split_off(1);
                             self.partial.clear();
+                            if self.partial_compressed {
+                                data = self.inflate(data)?;
+                            }
                             return Ok(if kind == 2 { Frame::Binary } else { Frame::Text(data) });
                         }
                     }
@@ -140,6 +169,34 @@ impl Socket {
         }
     }
 
+    // Decompresses one permessage-deflate message (the stripped 00 00 FF FF tail restored).
+    fn inflate(&mut self, mut data: Vec<u8>) -> Result<Vec<u8>, String> {
+        let Some((state, reset)) = self.deflate.as_mut() else {
+            return Err("ws: compressed frame without permessage-deflate".into());
+        };
+        if *reset {
+            state.reset(DataFormat::Raw);
+        }
+        data.extend_from_slice(&[0, 0, 0xff, 0xff]);
+        let mut out = Vec::with_capacity(data.len() * 4);
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut pos = 0;
+        loop {
+            let r = inflate(state, &data[pos..], &mut chunk, MZFlush::Sync);
+            pos += r.bytes_consumed;
+            out.extend_from_slice(&chunk[..r.bytes_written]);
+            if let Err(e) = r.status {
+                return Err(format!("ws: inflate {e:?}"));
+            }
+            if out.len() > 64 << 20 {
+                return Err("ws: message over 64 MiB".into());
+            }
+            if pos >= data.len() && r.bytes_written < chunk.len() {
+                return Ok(out);
+            }
+        }
+    }
+
     /// A second handle on the same socket (to shut it down from another thread).
     pub fn try_clone_stream(&self) -> Option<TcpStream> {
         self.stream.try_clone().ok()
@@ -149,6 +206,7 @@ impl Socket {
 // One frame parsed from the front of a buffer.
 struct Raw {
     fin: bool,
+    rsv1: bool,
     opcode: u8,
     payload: Vec<u8>,
     used: usize,
@@ -160,6 +218,7 @@ fn parse(b: &[u8]) -> Result<Option<Raw>, String> {
         return Ok(None);
     }
     let fin = b[0] & 0x80 != 0;
+    let rsv1 = b[0] & 0x40 != 0;
     let opcode = b[0] & 0x0f;
     let masked = b[1] & 0x80 != 0;
     let (len, mut i) = match b[1] & 0x7f {
@@ -186,7 +245,7 @@ fn parse(b: &[u8]) -> Result<Option<Raw>, String> {
         Some(m) => data.iter().enumerate().map(|(k, x)| x ^ m[k % 4]).collect(),
         None => data.to_vec(),
     };
-    Ok(Some(Raw { fin, opcode, payload, used: i + len }))
+    Ok(Some(Raw { fin, rsv1, opcode, payload, used: i + len }))
 }
 
 #[cfg(test)]

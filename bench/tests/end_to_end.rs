@@ -103,18 +103,28 @@ fn a_page_missing_one_message_fails_the_run() {
 
 #[test]
 fn cable_fan_out_reaches_every_client() {
+    cable(false);
+}
+
+#[test]
+fn cable_fan_out_with_permessage_deflate() {
+    cable(true);
+}
+
+fn cable(deflate: bool) {
     if Command::new("python3").arg("--version").output().is_err() {
         eprintln!("python3 is not installed; skipping the end-to-end sample");
         return;
     }
-    let dir = temp("cable");
+    let dir = temp(if deflate { "cable-deflate" } else { "cable" });
     seed(&dir);
     let (server, port) = start_fake(&dir, "").expect("stand-in server");
     let out = dir.join("cable.json");
     let o = Command::new(BIN)
         .args(["cable", "--url", &format!("http://127.0.0.1:{port}"), "--labels"])
         .arg(dir.join("labels.json"))
-        .args(["--clients", "20", "--latency-msgs", "5", "--interval-ms", "20", "--posters", "2", "--tput-secs", "0.5", "--out"])
+        .args(["--clients", "20", "--latency-msgs", "5", "--interval-ms", "20", "--posters", "2", "--tput-secs", "0.5"])
+        .args(["--deflate", if deflate { "1" } else { "0" }, "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -123,6 +133,7 @@ fn cable_fan_out_reaches_every_client() {
     assert!(json.contains("\"ready\": 20,"), "{json}");
     assert!(json.contains("\"passed\": true"), "{json}");
     assert!(!json.contains("\"all_clients_ms\": {\"p50\": null"), "{json}");
+    assert_eq!(json.contains("\"wire_mb_per_sec\": null"), !deflate, "{json}");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,6 +25,7 @@ import socket
 import sqlite3
 import sys
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -40,22 +41,29 @@ SOCKETS = []
 SOCKETS_LOCK = threading.Lock()
 
 
-def ws_frame(text):
+def ws_frame(text, deflater=None):
+    """One text frame; compressed (RSV1, permessage-deflate with context takeover) with a deflater."""
     data = text.encode()
+    first = 0x81
+    if deflater is not None:
+        data = deflater.compress(data) + deflater.flush(zlib.Z_SYNC_FLUSH)
+        data = data[:-4] if data.endswith(b"\x00\x00\xff\xff") else data
+        first = 0xC1
     n = len(data)
-    head = bytes([0x81, n]) if n < 126 else (bytes([0x81, 126]) + struct.pack(">H", n) if n < 65536 else bytes([0x81, 127]) + struct.pack(">Q", n))
+    head = bytes([first, n]) if n < 126 else (bytes([first, 126]) + struct.pack(">H", n) if n < 65536 else bytes([first, 127]) + struct.pack(">Q", n))
     return head + data
 
 
 def broadcast(text):
-    frame = ws_frame(json.dumps({"identifier": json.dumps({"channel": "Turbo::StreamsChannel", "signed_stream_name": "abc--def"}), "message": text}))
+    message = json.dumps({"identifier": json.dumps({"channel": "Turbo::StreamsChannel", "signed_stream_name": "abc--def"}), "message": text})
     with SOCKETS_LOCK:
-        for w in list(SOCKETS):
+        for entry in list(SOCKETS):
+            w, deflater = entry
             try:
-                w.write(frame)
+                w.write(ws_frame(message, deflater))
                 w.flush()
             except OSError:
-                SOCKETS.remove(w)
+                SOCKETS.remove(entry)
 ROOM_PAGES = itertools.count(1)
 
 
@@ -197,12 +205,18 @@ def read_frame(r):
 def cable(self):
     key = self.headers.get("Sec-WebSocket-Key", "")
     accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+    deflater = None
+    extension = ""
+    if "permessage-deflate" in (self.headers.get("Sec-WebSocket-Extensions") or ""):
+        deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
+        extension = "Sec-WebSocket-Extensions: permessage-deflate\r\n"
     self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                      f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: actioncable-v1-json\r\n\r\n").encode())
-    self.wfile.write(ws_frame('{"type":"welcome"}'))
-    self.wfile.flush()
+                      f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: actioncable-v1-json\r\n{extension}\r\n").encode())
+    entry = (self.wfile, deflater)
     with SOCKETS_LOCK:
-        SOCKETS.append(self.wfile)
+        self.wfile.write(ws_frame('{"type":"welcome"}', deflater))
+        self.wfile.flush()
+        SOCKETS.append(entry)
     while True:
         frame = read_frame(self.rfile)
         if frame is None or frame[0] == 8:
@@ -210,11 +224,11 @@ def cable(self):
         command = json.loads(frame[1])
         if command.get("command") == "subscribe":
             with SOCKETS_LOCK:
-                self.wfile.write(ws_frame(json.dumps({"identifier": command["identifier"], "type": "confirm_subscription"})))
+                self.wfile.write(ws_frame(json.dumps({"identifier": command["identifier"], "type": "confirm_subscription"}), deflater))
                 self.wfile.flush()
     with SOCKETS_LOCK:
-        if self.wfile in SOCKETS:
-            SOCKETS.remove(self.wfile)
+        if entry in SOCKETS:
+            SOCKETS.remove(entry)
     self.close_connection = True
 
 
