@@ -62,6 +62,7 @@ cp -a "$seed" "$copy"
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.json")
 export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true
+started_ns=$(date +%s%N)
 taskset -c "$server_cpu" bash -c "exec $server_cmd" > "$work/server.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
@@ -71,6 +72,7 @@ for _ in $(seq 1 900); do
   sleep 0.1
 done
 curl -fsS -o /dev/null "http://127.0.0.1:$port/up" || { echo "bench/run.sh: /up never answered" >&2; exit 1; }
+echo "cold start: $(( ($(date +%s%N) - started_ns) / 1000000 )) ms to the first /up 200 (polled every 100 ms)"
 
 status=0
 taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
