@@ -18,8 +18,20 @@ pub struct Nginx {
 }
 
 impl Drop for Nginx {
+    // SIGTERM makes the master stop its workers; a SIGKILLed master would orphan them. If it has
+    // not exited within 5 s, kill the master and the workers we know of.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        crate::sys::signal(self.child.id(), libc::SIGTERM);
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for pid in &self.pids {
+            crate::sys::signal(*pid, libc::SIGKILL);
+        }
         let _ = self.child.wait();
     }
 }
@@ -88,9 +100,17 @@ pub fn start(routes: &[Route], dir: &Path, cpu: Option<&str>) -> Result<Nginx, S
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(100));
-    let pids = crate::account::with_children(child.id());
-    Ok(Nginx { child, addr, pids })
+    // The master listens before it forks its worker; CPU accounting needs the worker's pid too.
+    let mut pids = crate::account::with_children(child.id());
+    while pids.len() < 2 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+        pids = crate::account::with_children(child.id());
+    }
+    let nginx = Nginx { child, addr, pids };
+    if nginx.pids.len() < 2 {
+        return Err("nginx started no worker".into());
+    }
+    Ok(nginx)
 }
 
 /// The route as the floor serves it: same request, and the answer must be exactly the captured body.

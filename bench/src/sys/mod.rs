@@ -23,3 +23,10 @@ pub fn raise_nofile(want: u64) -> u64 {
     }
     r.rlim_cur
 }
+
+/// Sends `signal` (e.g. `libc::SIGTERM`) to process `pid`; false if it could not be delivered.
+pub fn signal(pid: u32, signal: i32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: kill has no memory-safety preconditions; a stale pid only yields an error.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
