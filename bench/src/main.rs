@@ -1,4 +1,148 @@
+//! campfire-bench: the benchmark kit for campfire-room and any other Campfire port.
+//! `seed` writes the shared harness's seed, `run` drives validated HTTP load and accounts server CPU.
+//! See docs/bench.md.
+
+mod account;
+mod audit;
+mod cable;
+mod clock;
+mod contract;
+mod crc32;
+mod db;
+mod digest;
+mod floor;
+mod gzip;
+mod http;
+mod json;
+mod load;
+mod login;
+mod rails;
+mod report;
+mod run;
+mod seed;
+mod seed_c;
+mod sys;
+mod validate;
+mod ws;
+
+use std::path::PathBuf;
+
+const USAGE: &str = "usage:
+  campfire-bench seed --out DIR [--files DIR] [--synthetic-c]
+  campfire-bench run --url URL --labels FILE [--db PATH] [--pid PID[,PID..] | --cgroup PATH]
+                     [--clients 1,16,64] [--secs 8] [--warmup-secs 2] [--rounds 1]
+                     [--routes room_show,messages_page,...] [--floor] [--floor-cpu CPUS]
+                     [--mixed-write-rate N] [--out FILE]
+  campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
+  campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100]
+                     [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
+                     [--hold-secs 0] [--deflate 1] [--out FILE]";
+
 fn main() {
-    eprintln!("campfire-bench: not built yet");
-    std::process::exit(2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("seed") => cmd_seed(&args[1..]),
+        Some("run") => cmd_run(&args[1..], false),
+        Some("overload") => cmd_run(&args[1..], true),
+        Some("cable") => cmd_cable(&args[1..]),
+        _ => Err(USAGE.to_string()),
+    };
+    if let Err(e) = result {
+        eprintln!("campfire-bench: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// Returns the value after `--name`, if present.
+fn opt(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn flag(args: &[String], name: &str) -> bool {
+    args.iter().any(|a| a == name)
+}
+
+fn cmd_seed(args: &[String]) -> Result<(), String> {
+    let out = PathBuf::from(opt(args, "--out").ok_or("seed needs --out DIR")?);
+    if flag(args, "--synthetic-c") {
+        return seed_c::run(&out);
+    }
+    let files = opt(args, "--files").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench/fixtures/files"));
+    seed::run(&seed::Options { out, files })
+}
+
+fn target(args: &[String]) -> Result<account::Target, String> {
+    Ok(match (opt(args, "--pid"), opt(args, "--cgroup")) {
+        (Some(p), _) => account::Target::Pids(p.split(',').map(|x| x.parse().map_err(|_| format!("--pid: {x}"))).collect::<Result<_, _>>()?),
+        (None, Some(c)) => account::Target::Cgroup(PathBuf::from(c)),
+        (None, None) => account::Target::None,
+    })
+}
+
+fn number(args: &[String], name: &str, default: f64) -> Result<f64, String> {
+    opt(args, name).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name}: not a number: {v}")))
+}
+
+fn cmd_cable(args: &[String]) -> Result<(), String> {
+    let o = cable::Options {
+        url: opt(args, "--url").ok_or("cable needs --url")?,
+        labels: PathBuf::from(opt(args, "--labels").ok_or("cable needs --labels FILE")?),
+        db: opt(args, "--db").map(PathBuf::from),
+        target: target(args)?,
+        clients: number(args, "--clients", 100.0)?.max(1.0) as usize,
+        latency_msgs: number(args, "--latency-msgs", 30.0)? as usize,
+        interval_ms: number(args, "--interval-ms", 200.0)? as u64,
+        posters: number(args, "--posters", 4.0)?.max(1.0) as usize,
+        tput_secs: number(args, "--tput-secs", 15.0)?,
+        hold_secs: number(args, "--hold-secs", 0.0)?,
+        deflate: number(args, "--deflate", 0.0)? != 0.0,
+        out: opt(args, "--out").map(PathBuf::from),
+    };
+    cable::run(&o)
+}
+
+fn cmd_run(args: &[String], overload: bool) -> Result<(), String> {
+    let list = |name: &str, default: &str| -> Vec<String> {
+        opt(args, name).unwrap_or_else(|| default.to_string()).split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
+    };
+    let number = |name: &str, default: f64| number(args, name, default);
+    let target = target(args)?;
+    let default_routes = if overload { "room_show,messages_page,sidebar,search" } else { &contract::ROUTES.join(",") };
+    let clients = list("--clients", if overload { "64,256,1024" } else { "1,16,64" })
+        .iter()
+        .map(|c| c.parse::<usize>().map_err(|_| format!("--clients: {c}")).and_then(|n| if n == 0 { Err("--clients: 0".to_string()) } else { Ok(n) }))
+        .collect::<Result<Vec<_>, _>>()?;
+    let routes = list("--routes", default_routes);
+    for r in &routes {
+        if !contract::ROUTES.contains(&r.as_str()) {
+            return Err(format!("unknown route {r}; known: {}", contract::ROUTES.join(",")));
+        }
+    }
+    let o = run::Options {
+        url: opt(args, "--url").ok_or("run needs --url")?,
+        labels: PathBuf::from(opt(args, "--labels").ok_or("run needs --labels FILE")?),
+        db: opt(args, "--db").map(PathBuf::from),
+        target,
+        clients,
+        secs: number("--secs", 8.0)?,
+        warmup_secs: number("--warmup-secs", 2.0)?,
+        routes,
+        rounds: number("--rounds", 1.0)?.max(1.0) as usize,
+        floor: flag(args, "--floor"),
+        floor_cpu: opt(args, "--floor-cpu"),
+        mixed_write_rate: opt(args, "--mixed-write-rate").map(|v| v.parse().map_err(|_| format!("--mixed-write-rate: {v}"))).transpose()?,
+        tolerate: overload,
+        out: opt(args, "--out").map(PathBuf::from),
+    };
+    let outcome = run::run(&o)?;
+    let path = run::finish(&o, &outcome)?;
+    eprintln!("campfire-bench: results in {}", path.display());
+    let invalid: u64 = outcome.cells.iter().flat_map(|c| c.ours.iter()).map(|s| s.invalid + s.errors).sum();
+    if !outcome.audit_failures.is_empty() {
+        return Err("write audit failed".into());
+    }
+    if invalid > 0 && !overload {
+        return Err(format!("{invalid} failed responses"));
+    }
+    Ok(())
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/run.sh [quick]: the benchmark as `make bench` / `make bench-quick` run it.
+# Seeds a fresh copy of the harness seed, starts ./campfire-room pinned to CPU 0 on it, runs the
+# load generator pinned to CPU 1 (validated warm-ups and samples, nginx floor on CPU 0, write
+# audit), and writes bench/results/<date>-<commit>.json plus a Markdown table on stdout.
+#
+# Environment:
+#   CAMPFIRE_FIXTURE_FILES  folder with the Rails test fixture files (moon.jpg, black_hole.jpg,
+#                           alpha-centuri.mov, pixel.bmp); otherwise they are read from a git
+#                           copy of basecamp/once-campfire named by RAILS_REPO (a .git dir or a
+#                           bare mirror).
+#   BENCH_SEED=synthetic-c  use the C port's lighter synthetic seed (no fixture files needed).
+#   BENCH_SERVER            the command that starts the server (default ./campfire-room); it gets
+#                           PORT, DATABASE_PATH, STORAGE_PATH, SECRET_KEY_BASE, CAMPFIRE_LOOPS=1.
+#   BENCH_PORT              port for the server (default 25130).
+#   SERVER_CPU / LOADGEN_CPU  cores to pin to (default 0 and 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-full}
+work=bench/results/tmp
+port=${BENCH_PORT:-25130}
+server_cpu=${SERVER_CPU:-0}
+loadgen_cpu=${LOADGEN_CPU:-1}
+server_cmd=${BENCH_SERVER:-./campfire-room}
+if [ "$mode" = quick ]; then
+  args=(--clients 16 --secs 2 --warmup-secs 1 --rounds 1)
+else
+  args=(--clients 1,16,64 --secs 8 --warmup-secs 2 --rounds 3)
+fi
+
+cargo build --release --locked -p campfire-bench
+bench=target/release/campfire-bench
+
+rm -rf "$work"
+mkdir -p "$work"
+seed=$work/seed
+if [ "${BENCH_SEED:-}" = synthetic-c ]; then
+  "$bench" seed --synthetic-c --out "$seed"
+else
+  files=${CAMPFIRE_FIXTURE_FILES:-}
+  if [ -z "$files" ]; then
+    repo=${RAILS_REPO:-}
+    if [ -z "$repo" ] || ! git --git-dir="$repo" rev-parse HEAD >/dev/null 2>&1; then
+      echo "bench/run.sh: set CAMPFIRE_FIXTURE_FILES (or RAILS_REPO, a git copy of basecamp/once-campfire)," >&2
+      echo "  or BENCH_SEED=synthetic-c for the C port's seed without attachments" >&2
+      exit 2
+    fi
+    files=$work/fixture-files
+    mkdir -p "$files"
+    for f in moon.jpg black_hole.jpg alpha-centuri.mov pixel.bmp; do
+      git --git-dir="$repo" show "HEAD:test/fixtures/files/$f" > "$files/$f"
+    done
+  fi
+  "$bench" seed --out "$seed" --files "$files"
+fi
+pristine_sha=$(sha256sum "$seed/db/production.sqlite3" | cut -d' ' -f1)
+
+# The server runs on a copy; the seed itself must come out unchanged.
+copy=$work/copy
+cp -a "$seed" "$copy"
+secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.json")
+export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
+  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true
+started_ns=$(date +%s%N)
+taskset -c "$server_cpu" bash -c "exec $server_cmd" > "$work/server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 900); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$port/up" 2>/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { echo "bench/run.sh: the server exited; see $work/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+curl -fsS -o /dev/null "http://127.0.0.1:$port/up" || { echo "bench/run.sh: /up never answered" >&2; exit 1; }
+echo "cold start: $(( ($(date +%s%N) - started_ns) / 1000000 )) ms to the first /up 200 (polled every 100 ms)"
+
+status=0
+taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+  --pid "$server_pid" --floor --floor-cpu "$server_cpu" "${args[@]}" || status=$?
+
+if [ "$(sha256sum "$seed/db/production.sqlite3" | cut -d' ' -f1)" != "$pristine_sha" ]; then
+  echo "bench/run.sh: the pristine seed changed during the run" >&2
+  status=1
+fi
+exit $status
