@@ -174,7 +174,8 @@ pub fn write_children(dom: &Dom, id: NodeId, policy: &Policy, hooks: &mut dyn Ho
                 out.push('<');
                 out.push_str(name);
                 for a in attrs {
-                    if !attr_allowed(&a.name) {
+                    // Trix marks code blocks with `language`; harmless, and kept for highlighting.
+                    if !(attr_allowed(&a.name) || (a.name == "language" && name == "pre")) {
                         continue;
                     }
                     if attr_is_url(&a.name) && !url_allowed(&a.value, a.name == "src" && name == "img") {
