@@ -63,32 +63,12 @@ pub fn remove_solo_unfurled_link_text(dom: &mut Dom, resolve: &dyn Fn(&str) -> O
     if normalize_tweet_url(href) != normalize_tweet_url(&text) {
         return;
     }
-    // Replace each div's content (outermost first; inner ones vanish with their parent's).
-    let mut done = false;
-    for id in dom.elements() {
-        if dom.name(id) != Some("div") || !reachable(dom, id) {
-            continue;
-        }
-        if done {
-            // Rails would render the preview once per div; one is what anyone means.
-            continue;
-        }
-        dom.clear_children(id);
-        dom.adopt(id, embed);
-        done = true;
-    }
-}
-
-fn reachable(dom: &Dom, id: NodeId) -> bool {
-    let mut cur = id;
-    while cur != ROOT {
-        let parent = dom.nodes[cur].parent;
-        if !dom.children(parent).any(|c| c == cur) {
-            return false;
-        }
-        cur = parent;
-    }
-    true
+    // Rails empties every div down to the preview; the first div is the one that matters
+    // (nested ones vanish with it, and a body that is only a URL has no other text).
+    let Some(div) = dom.elements().into_iter().find(|&id| dom.name(id) == Some("div")) else { return };
+    dom.detach(embed);
+    dom.clear_children(div);
+    dom.adopt(div, embed);
 }
 
 /// Marks the first `div` with `cf-twitter-avatar` when a preview shows a Twitter avatar.
