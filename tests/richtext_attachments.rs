@@ -161,3 +161,17 @@ fn plain_text_bodies_are_kept_as_text_and_markup_is_normalised() {
     // Stored unsanitized: sanitizing is the renderer's job.
     assert_eq!(canonicalize_for_save("<script>a<b</script>"), "<script>a<b</script>");
 }
+
+#[test]
+fn nested_inline_content_is_not_expanded_recursively() {
+    // Each level hides the next one in its `content` attribute; only the first is expanded.
+    let mut body = String::from("<b>deepest</b>");
+    for level in 0..40 {
+        let escaped = body.replace('&', "&amp;").replace('"', "&quot;");
+        body = format!(r#"L{level} <action-text-attachment content-type="text/html" content="{escaped}"></action-text-attachment>"#);
+    }
+    assert_eq!(plain_text(&body, &users), "L39 L38 ");
+    let out = render_body(&body, &users).into_string();
+    assert!(out.starts_with(r#"<div class="trix-content">L39 <action-text-attachment content-type="text/html" content=""#), "{out}");
+    assert!(out.contains(r#"<figure class="attachment attachment--content">L38 <action-text-attachment content-type="text/html" content=""#));
+}

@@ -75,7 +75,7 @@ pub fn plain_text(a: &Attachable) -> Cow<'static, str> {
         Attachable::RemoteImage { caption, .. } => {
             Cow::Owned(format!("[{}]", caption.filter(|c| !c.trim().is_empty()).unwrap_or("Image")))
         }
-        Attachable::Content(html) => Cow::Owned(super::plain_text::plain_text(html, &|_| None)),
+        Attachable::Content(html) => Cow::Owned(super::plain_text::of_content(html)),
         Attachable::Missing { caption } => Cow::Owned(caption.unwrap_or("").to_string()),
     }
 }

@@ -10,7 +10,7 @@
 //! - `is_emoji_only`: the `message--emoji` test.
 
 use super::attachments::{self, Mention, OPENGRAPH_CONTENT_TYPE, TAG};
-use super::dom::{self, Dom, NodeId, ROOT};
+use super::dom::{self, Dom, NodeId};
 use super::plain_text;
 use super::sanitizer::Hooks;
 

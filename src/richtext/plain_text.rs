@@ -18,7 +18,25 @@ pub fn plain_text(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) 
 
 /// The plain text of an already parsed fragment.
 pub fn of_dom(dom: &Dom, resolve: &dyn Fn(&str) -> Option<Mention>) -> String {
-    let mut s = children(dom, ROOT, resolve);
+    of_dom_in(dom, &Cx { resolve, nested: false })
+}
+
+/// How the conversion runs: the mention resolver, and whether this fragment is itself the
+/// content of an inline HTML attachment (then attachments inside it are not expanded again —
+/// as in Rails — which also bounds the recursion nested `content` attributes could cause).
+struct Cx<'r> {
+    resolve: &'r dyn Fn(&str) -> Option<Mention>,
+    nested: bool,
+}
+
+/// The plain text of the `content` of an inline HTML attachment.
+pub fn of_content(html: &str) -> String {
+    let dom = Dom::parse(html);
+    of_dom_in(&dom, &Cx { resolve: &|_| None, nested: true })
+}
+
+fn of_dom_in(dom: &Dom, cx: &Cx) -> String {
+    let mut s = children(dom, ROOT, cx);
     trim_newlines(&mut s);
     s
 }
@@ -32,19 +50,19 @@ fn trim_newlines(s: &mut String) {
     }
 }
 
-fn children(dom: &Dom, id: NodeId, resolve: &dyn Fn(&str) -> Option<Mention>) -> String {
+fn children(dom: &Dom, id: NodeId, cx: &Cx) -> String {
     let mut out = String::new();
     for (index, c) in dom.children(id).enumerate() {
         if matches!(dom.name(c), Some("script" | "style")) {
             continue;
         }
-        out.push_str(&node(dom, c, index, resolve));
+        out.push_str(&node(dom, c, index, cx));
     }
     out
 }
 
-fn block(dom: &Dom, id: NodeId, resolve: &dyn Fn(&str) -> Option<Mention>) -> String {
-    let mut s = children(dom, id, resolve);
+fn block(dom: &Dom, id: NodeId, cx: &Cx) -> String {
+    let mut s = children(dom, id, cx);
     trim_newlines(&mut s);
     s.push_str("\n\n");
     s
@@ -64,7 +82,7 @@ fn list_ancestors<'d>(dom: &'d Dom, id: NodeId) -> impl Iterator<Item = &'d str>
     })
 }
 
-fn node(dom: &Dom, id: NodeId, index: usize, resolve: &dyn Fn(&str) -> Option<Mention>) -> String {
+fn node(dom: &Dom, id: NodeId, index: usize, cx: &Cx) -> String {
     let name = match &dom.nodes[id].kind {
         Kind::Text(t) => {
             let mut s = t.to_string();
@@ -76,20 +94,25 @@ fn node(dom: &Dom, id: NodeId, index: usize, resolve: &dyn Fn(&str) -> Option<Me
     };
     match name {
         TAG => {
-            let mut s = attachments::plain_text(&attachments::resolve(dom, id, resolve)).into_owned();
+            // Inside inline content Rails sees bare elements without children: no text.
+            if cx.nested {
+                return String::new();
+            }
+            let a = attachments::resolve(dom, id, cx.resolve);
+            let mut s = attachments::plain_text(&a).into_owned();
             trim_newlines(&mut s);
             s
         }
         "br" => "\n".to_string(),
         "div" => {
-            let mut s = children(dom, id, resolve);
+            let mut s = children(dom, id, cx);
             trim_newlines(&mut s);
             s.push('\n');
             s
         }
-        "p" | "h1" => block(dom, id, resolve),
+        "p" | "h1" => block(dom, id, cx),
         "ul" | "ol" => {
-            let text = block(dom, id, resolve);
+            let text = block(dom, id, cx);
             if list_ancestors(dom, id).next().is_some() {
                 format!("\n{text}")
             } else {
@@ -102,12 +125,12 @@ fn node(dom: &Dom, id: NodeId, index: usize, resolve: &dyn Fn(&str) -> Option<Me
                 _ => "\u{2022}".to_string(),
             };
             let depth = list_ancestors(dom, id).count();
-            let mut text = children(dom, id, resolve);
+            let mut text = children(dom, id, cx);
             trim_newlines(&mut text);
             format!("{}{} {}\n", "  ".repeat(depth.saturating_sub(1)), bullet, text)
         }
         "blockquote" => {
-            let mut text = block(dom, id, resolve);
+            let mut text = block(dom, id, cx);
             if text.trim().is_empty() {
                 return "\u{201c}\u{201d}".to_string();
             }
@@ -120,10 +143,10 @@ fn node(dom: &Dom, id: NodeId, index: usize, resolve: &dyn Fn(&str) -> Option<Me
             text
         }
         "figcaption" => {
-            let mut s = children(dom, id, resolve);
+            let mut s = children(dom, id, cx);
             trim_newlines(&mut s);
             format!("[{s}]")
         }
-        _ => children(dom, id, resolve),
+        _ => children(dom, id, cx),
     }
 }
