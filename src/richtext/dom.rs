@@ -124,7 +124,7 @@ impl<'a> Dom<'a> {
                         }
                         if is_heading(&name) {
                             if let Some(&top) = stack.last() {
-                                if dom.name(top).map_or(false, is_heading) {
+                                if dom.name(top).is_some_and(is_heading) {
                                     stack.pop();
                                 }
                             }
@@ -181,7 +181,7 @@ impl<'a> Dom<'a> {
     /// elements for which `stop` is true.
     fn find_open(&self, stack: &[NodeId], name: &str, stop: impl Fn(&str) -> bool) -> Option<usize> {
         for (i, &id) in stack.iter().enumerate().rev() {
-            let Some(n) = self.name(id) else { return None };
+            let n = self.name(id)?;
             if n == name {
                 return Some(i);
             }
@@ -329,7 +329,7 @@ pub fn serialize_children(dom: &Dom, id: NodeId, out: &mut String) {
     for c in dom.children(id) {
         match &dom.nodes[c].kind {
             Kind::Element { name, attrs } => {
-                let ok = plain_name(name) && name.as_bytes().first().map_or(false, |b| b.is_ascii_alphabetic());
+                let ok = plain_name(name) && name.as_bytes().first().is_some_and(|b| b.is_ascii_alphabetic());
                 if ok {
                     out.push('<');
                     out.push_str(name);

@@ -138,7 +138,7 @@ fn reference_at(s: &str, at: usize, in_attr: bool) -> Option<(usize, Decoded)> {
     // Longest legacy name that prefixes the run, accepted without `;`.
     let mut best: Option<&str> = None;
     for l in LEGACY {
-        if name.starts_with(l) && best.map_or(true, |b| l.len() > b.len()) {
+        if name.starts_with(l) && best.is_none_or(|b| l.len() > b.len()) {
             best = Some(l);
         }
     }

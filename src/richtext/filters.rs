@@ -75,7 +75,7 @@ pub fn remove_solo_unfurled_link_text(dom: &mut Dom, resolve: &dyn Fn(&str) -> O
 pub fn style_unfurled_twitter_avatars(dom: &mut Dom) {
     let avatar = unfurled_links(dom)
         .into_iter()
-        .any(|id| dom.attr(id, "url").map_or(false, |u| u.contains("https://pbs.twimg.com/profile_images")));
+        .any(|id| dom.attr(id, "url").is_some_and(|u| u.contains("https://pbs.twimg.com/profile_images")));
     if !avatar {
         return;
     }
@@ -221,7 +221,7 @@ fn auto_link_emails(text: &str, out: &mut String) {
             }
             end += l;
             labels += 1;
-            if b.get(end) == Some(&b'.') && b.get(end + 1).map_or(false, |&c| domain_char(c)) {
+            if b.get(end) == Some(&b'.') && b.get(end + 1).is_some_and(|&c| domain_char(c)) {
                 end += 1;
             } else {
                 break;

@@ -104,7 +104,7 @@ pub fn url_allowed(value: &str, image: bool) -> bool {
         }
     }
     let Some(rest_start) = rest_start else { return true };
-    let valid_scheme = scheme.bytes().next().map_or(false, |b| b.is_ascii_alphanumeric())
+    let valid_scheme = scheme.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
         && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
     if !valid_scheme {
         // Not a scheme in any browser's eyes ("a b:c", "ü:x"): a relative reference, unless it

@@ -92,7 +92,7 @@ mod tests {
                 s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
             }
         }
-        while s.len() % 4 != 0 {
+        while !s.len().is_multiple_of(4) {
             s.push('=');
         }
         s

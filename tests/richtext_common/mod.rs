@@ -23,7 +23,7 @@ pub fn b64(b: &[u8]) -> String {
             s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
         }
     }
-    while s.len() % 4 != 0 {
+    while !s.len().is_multiple_of(4) {
         s.push('=');
     }
     s
