@@ -105,20 +105,24 @@ const SCHEMES: &[&str] = &[
     "xmpp", "callto", "feed", "svn", "urn", "aim", "rsync", "tag", "ssh", "sftp", "rtsp", "afs", "file",
 ];
 
-/// Length of the URL prefix (`scheme://` or `www.`) starting at byte `i`, and whether it had a
-/// scheme.
-fn url_prefix(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    let rest = &b[i..];
-    if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case(b"www.") {
-        return Some((4, false));
-    }
-    for s in SCHEMES {
-        let n = s.len();
-        if rest.len() >= n + 3 && rest[..n].eq_ignore_ascii_case(s.as_bytes()) && &rest[n..n + 3] == b"://" {
-            return Some((n + 3, true));
+/// The URL prefix (`scheme://` or `www.`) found while scanning at byte `i`: returns its start
+/// and length, and whether it had a scheme. Schemes are found from their `://` looking back
+/// (the longest name ending there, like the leftmost regex match), so the scan stays linear.
+fn url_prefix(b: &[u8], i: usize, floor: usize) -> Option<(usize, usize, bool)> {
+    match b[i] {
+        b'w' | b'W' if b.len() >= i + 4 && b[i..i + 4].eq_ignore_ascii_case(b"www.") => Some((i, 4, false)),
+        b':' if b.get(i + 1..i + 3) == Some(b"//") => {
+            let mut best: Option<usize> = None;
+            for s in SCHEMES {
+                let n = s.len();
+                if i >= floor + n && b[i - n..i].eq_ignore_ascii_case(s.as_bytes()) && best.is_none_or(|m| n > m) {
+                    best = Some(n);
+                }
+            }
+            best.map(|n| (i - n, n + 3, true))
         }
+        _ => None,
     }
-    None
 }
 
 fn url_char(c: char) -> bool {
@@ -139,13 +143,14 @@ pub fn auto_link(text: &str, out: &mut String) {
             i += 1;
             continue;
         }
-        let Some((plen, has_scheme)) = url_prefix(b, i) else {
+        let Some((start, plen, has_scheme)) = url_prefix(b, i, plain_from) else {
             i += 1;
             continue;
         };
+        i = start;
         let body_len: usize = text[i + plen..].chars().take_while(|&c| url_char(c)).map(char::len_utf8).sum();
         if body_len == 0 {
-            i += 1;
+            i += plen;
             continue;
         }
         let mut href = &text[i..i + plen + body_len];
@@ -325,6 +330,9 @@ mod tests {
         assert_eq!(link("a <b> & c"), "a &lt;b&gt; &amp; c");
         assert_eq!(link("mail a.b@c.example.org!"), "mail <a href=\"mailto:a.b@c.example.org\" target=\"_blank\">a.b@c.example.org</a>!");
         assert_eq!(link("x@y"), "x@y");
+        assert_eq!(link("xhttps://a.b c"), "x<a href=\"https://a.b\" target=\"_blank\">https://a.b</a> c");
+        assert_eq!(link("SFTP://h/x"), "<a href=\"SFTP://h/x\" target=\"_blank\">SFTP://h/x</a>");
+        assert_eq!(link("://x www. http://"), "://x www. http://");
         assert_eq!(link("https://"), "https://");
         assert_eq!(link(r#"https://a.com/?q="x""#), r#"<a href="https://a.com/?q=" target="_blank">https://a.com/?q=</a>"x""#);
     }
