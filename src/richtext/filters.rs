@@ -14,10 +14,12 @@ use super::dom::{self, Dom, NodeId};
 use super::plain_text;
 use super::sanitizer::Hooks;
 
+/// The link-preview attachments, in document order. Scans the node arena directly (no tree
+/// walk): before `remove_solo_unfurled_link_text` changes anything every node is reachable, and
+/// after it the single preview it kept is the only one, so the arena tells the same story.
 fn unfurled_links(dom: &Dom) -> Vec<NodeId> {
-    dom.find_all(TAG)
-        .into_iter()
-        .filter(|&id| dom.attr(id, "content-type") == Some(OPENGRAPH_CONTENT_TYPE))
+    (0..dom.nodes.len())
+        .filter(|&id| dom.name(id) == Some(TAG) && dom.attr(id, "content-type") == Some(OPENGRAPH_CONTENT_TYPE))
         .collect()
 }
 
