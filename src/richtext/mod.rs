@@ -10,15 +10,27 @@
 //! form), `plain_text` (spec/01 §8.4), `filters` (Campfire's presentation filters, auto-linking,
 //! emoji-only), `sounds` (`/play`), `sgid` (lenient user ids), `json` (Trix/sgid payloads).
 //!
-//! Public API:
-//! - `sanitize(html) -> Safe` — Action Text's output sanitizer for any HTML.
-//! - `render_body(stored_body, resolve) -> Safe` — a message's text presentation: filters,
-//!   sanitizer, attachments rendered, bare URLs linked, wrapped in `div.trix-content`.
-//! - `plain_text(stored_body, resolve) -> String` — for FTS, pushes, webhooks, JSON.
-//! - `canonicalize_for_save(submitted) -> String` — what to store in `action_text_rich_texts`.
-//! - `mentions(stored_body) -> Vec<String>` — attachment sgids, for verified mention detection.
-//! - `is_emoji_only(plain) -> bool`, `play_sound(plain) -> Option<&'static Sound>`,
-//!   `sgid::unverified_user_id(sgid) -> Option<i64>`, `Mention`.
+//! Public API (all pure, no I/O, no global state; safe to call from any thread):
+//! - `sanitize(html: &str) -> Safe` — Action Text's output sanitizer for any HTML.
+//! - `render_body(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) -> Safe` — a
+//!   message's "text" presentation (spec/07 §5.3): filters, allowlist, attachments rendered,
+//!   bare URLs linked, wrapped in `div.trix-content`. Cache it per message; it is
+//!   viewer-independent.
+//! - `plain_text(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) -> String` —
+//!   spec/01 §8.4, for FTS, pushes, webhooks, JSON. (Message plain text = this, or the
+//!   attachment's filename when empty.)
+//! - `canonicalize_for_save(submitted: &str) -> String` — what to store in
+//!   `action_text_rich_texts.body` (spec/01 §8.2); not sanitized.
+//! - `mentions(stored_body: &str) -> Vec<String>` — attachment sgids, first-seen order, no
+//!   duplicates; the caller verifies each (crypto, purpose `attachable`), keeps `User`s that are
+//!   room members.
+//! - `is_emoji_only(plain_text: &str) -> bool` — the `message--emoji` class.
+//! - `play_sound(plain_text: &str) -> Option<&'static Sound>` — `/play <name>`; `sounds::SOUNDS`
+//!   lists all 56.
+//! - `sgid::unverified_user_id(sgid: &str) -> Option<i64>` — the lenient sgid reading a
+//!   `resolve` callback should use (spec/01 §8.3): `|sgid| unverified_user_id(sgid).and_then(
+//!   |id| users::find(id)).map(|u| Mention { id, name, bio, avatar_url })`.
+//! - `Mention { id: i64, name: String, bio: String, avatar_url: String }`.
 
 pub mod attachments;
 pub mod dom;
