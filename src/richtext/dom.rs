@@ -503,6 +503,15 @@ mod tests {
         assert_eq!(tree("<pre>\ncode</pre>"), "(precode)");
         assert_eq!(tree("<h1>a<h2>b"), "(h1a)(h2b)");
         assert_eq!(tree("<svg><path/><p>x</svg>y"), "(svg(path)(px))y");
+        // Implied ends stop at special elements; stray end tags too.
+        assert_eq!(tree("<li>a<blockquote><li>b"), "(lia(blockquote(lib)))");
+        assert_eq!(tree("<li>a<div><li>b"), "(lia(div))(lib)");
+        assert_eq!(tree("<dl><dt>a<dd>b<dt>c</dl>"), "(dl(dta)(ddb)(dtc))");
+        assert_eq!(tree("<span>a<div>b</span>c</div>d"), "(spana(divbc)d)");
+        assert_eq!(tree("<ul><li>a</ul></li>b"), "(ul(lia))b");
+        assert_eq!(tree("<p><button><div>x</div></button></p>"), "(p(button(divx)))");
+        // Table parts outside a table are ignored.
+        assert_eq!(tree("<td>a<tr>b<caption>c"), "abc");
     }
 
     #[test]
