@@ -7,7 +7,7 @@
 mod richtext_common;
 
 use campfire::richtext::tokenizer::{Token, Tokenizer};
-use campfire::richtext::{canonicalize_for_save, is_emoji_only, mentions, plain_text, play_sound, render_body, sanitize};
+use campfire::richtext::{canonicalize_for_save, is_emoji_only, mentions, plain_text, play_sound, render_body, sanitize, to_trix_html};
 use richtext_common::*;
 
 /// xorshift64*: deterministic, so a failure reproduces.
@@ -98,6 +98,7 @@ fn random_inputs_never_panic_and_never_leak() {
         let _ = is_emoji_only(&text);
         let _ = play_sound(&text);
         let _ = mentions(&input);
+        let _ = to_trix_html(&input, &hostile);
         for out in [&rendered, &hostile_rendered, &sanitized, &canonical_rendered] {
             let p = token_problems(out);
             assert!(p.is_empty(), "case {i}: {input:?}\n -> {out:?}\n {p:?}");
