@@ -160,3 +160,26 @@ pub fn writev(fd: &Fd, parts: &[&[u8]]) -> std::io::Result<usize> {
     // reads through them despite the `*mut` in the struct.
     cvt_size(unsafe { libc::writev(fd.raw(), iov.as_ptr(), n as libc::c_int) })
 }
+
+/// The local port a socket is bound to (after binding to port 0, the one the kernel chose).
+pub fn local_port(fd: &Fd) -> std::io::Result<u16> {
+    // SAFETY: sockaddr_storage is plain data large enough for any address family.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: `ss` and `len` are valid and writable; `len` holds the size of `ss`.
+    cvt(unsafe { libc::getsockname(fd.raw(), (&mut ss as *mut libc::sockaddr_storage).cast(), &mut len) })?;
+    // Both sockaddr_in and sockaddr_in6 keep the port right after the family, in network order.
+    let port = match ss.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a = unsafe { &*(&ss as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            a.sin_port
+        }
+        _ => {
+            // SAFETY: our listeners are AF_INET or AF_INET6; the storage fits either.
+            let a = unsafe { &*(&ss as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            a.sin6_port
+        }
+    };
+    Ok(u16::from_be(port))
+}

@@ -15,17 +15,12 @@ fn stop_set() -> libc::sigset_t {
 }
 
 /// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards.
-/// Also ignores SIGPIPE so a write to a closed socket is an EPIPE error, not a crash.
 pub fn block_stop_signals() -> std::io::Result<()> {
     let set = stop_set();
     // SAFETY: `set` is initialised; a null old-set pointer is allowed.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
     if rc != 0 {
         return Err(std::io::Error::from_raw_os_error(rc));
-    }
-    // SAFETY: SIG_IGN is a valid disposition for SIGPIPE.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     Ok(())
 }
@@ -41,5 +36,13 @@ pub fn wait_stop_signal() -> i32 {
             return sig;
         }
         // EINTR from another signal: keep waiting.
+    }
+}
+
+/// Ignores SIGPIPE, so writing to a socket the peer closed is an EPIPE error, not a crash.
+pub fn ignore_sigpipe() {
+    // SAFETY: SIG_IGN is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }
