@@ -108,12 +108,10 @@ pub fn scan(buf: &[u8], limits: &Limits) -> Result<Option<(usize, usize)>, Parse
     let mut pos = 0;
     let mut total = 0usize;
     loop {
-        match step(buf, pos, limits.max_body)? {
+        // Each chunk may use what the earlier ones left of the body limit.
+        match step(buf, pos, limits.max_body - total)? {
             Step::Data { len, next, .. } => {
-                total = total.saturating_add(len);
-                if total > limits.max_body {
-                    return Err(ParseError::BodyTooLarge);
-                }
+                total += len;
                 pos = next;
             }
             Step::Last { end } => return Ok(Some((end, total))),
