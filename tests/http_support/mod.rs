@@ -30,8 +30,21 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// A port nobody listens on, below the kernel's ephemeral range (32768+) so that the thousands
+/// of client sockets some tests open cannot collide with it. Checked by binding without
+/// SO_REUSEPORT: that fails if another server (which would share the port) holds it.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    let seed = std::process::id() as usize * 7919 + std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as usize)
+        .unwrap_or(0);
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let port = 10_000 + ((seed + n * 104_729) % 20_000) as u16;
+        if std::net::TcpListener::bind(("0.0.0.0", port)).is_ok() && std::net::TcpListener::bind(("::", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl Server {
