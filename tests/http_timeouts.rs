@@ -103,3 +103,25 @@ fn connection_cap_answers_503() {
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(status(&srv.raw(b"GET /up HTTP/1.1\r\nHost: x\r\n\r\n")), 200);
 }
+
+#[test]
+fn partial_requests_do_not_pin_full_buffers() {
+    campfire::sys::process::raise_nofile_limit().unwrap();
+    let srv = Server::start(&[]);
+    let before = campfire::sys::process::rss_bytes(srv.child.id()).unwrap();
+    let mut slow = Vec::new();
+    for _ in 0..2000 {
+        let mut s = srv.connect();
+        s.write_all(b"GET /up HTTP/1.1\r\nHost: x\r\nX-Slow: ").unwrap();
+        slow.push(s);
+    }
+    // All of them are waiting; another client is still served.
+    assert_eq!(status(&srv.raw(b"GET /up HTTP/1.1\r\nHost: x\r\n\r\n")), 200);
+    let after = campfire::sys::process::rss_bytes(srv.child.id()).unwrap();
+    // 2,000 full 16 KiB read buffers would be 32 MB; small copies are about 4 MB.
+    assert!(after - before.min(after) < 12 << 20, "RSS grew from {before} to {after}");
+    // And each can still finish its request.
+    let s = slow.last_mut().unwrap();
+    s.write_all(b"1\r\n\r\n").unwrap();
+    assert_eq!(status(&read_until(s, "</html>", 1)), 200);
+}

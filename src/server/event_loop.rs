@@ -27,6 +27,8 @@ const LISTENER: u64 = u64::MAX;
 const BELL: u64 = u64::MAX - 1;
 /// Size of the read buffer lent to a connection; grown only for large requests.
 const READ_CHUNK: usize = 16 * 1024;
+/// What a connection keeps of a partial request between reads when it is this small.
+const SMALL_BUFFER: usize = 2 * 1024;
 /// Stop reading pipelined requests while this much output waits for a slow reader.
 const OUT_HIGH_WATER: usize = 256 * 1024;
 /// Output buffers above this are freed once flushed.
@@ -340,17 +342,30 @@ impl<H: Handler> Loop<H> {
         self.update_deadline(idx);
     }
 
-    /// Gives an emptied read buffer back to the loop, so idle connections hold none.
+    /// Gives the lent read buffer back to the loop, so idle connections hold none. A connection
+    /// waiting for the rest of a small request keeps only a small copy of what it has: a
+    /// thousand slow clients must not pin a thousand full-size buffers.
     fn release_buffer(&mut self, idx: usize) {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
-        if c.has_input() || c.buf.is_empty() || c.parked.is_some() {
+        if c.buf.len() != READ_CHUNK {
             return;
         }
-        c.start = 0;
-        c.end = 0;
-        let buf = std::mem::take(&mut c.buf);
-        if self.spare.is_empty() && buf.len() == READ_CHUNK {
+        let left = c.end - c.start;
+        let buf = if !c.has_input() {
+            c.start = 0;
+            c.end = 0;
+            std::mem::take(&mut c.buf)
+        } else if left <= SMALL_BUFFER {
+            let mut small = vec![0; SMALL_BUFFER];
+            small[..left].copy_from_slice(&c.buf[c.start..c.end]);
+            c.start = 0;
+            c.end = left;
+            std::mem::replace(&mut c.buf, small)
+        } else {
+            return;
+        };
+        if self.spare.is_empty() {
             self.spare = buf;
         }
     }
