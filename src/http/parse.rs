@@ -218,7 +218,6 @@ fn parse_inner<'a>(
     let mut host_count = 0;
     let mut content_length: Option<usize> = None;
     let mut te_seen = false;
-    let mut te_chunked = false;
     let mut conn_close = false;
     let mut conn_keep_alive = false;
     let mut expect_continue = false;
@@ -314,7 +313,7 @@ fn parse_inner<'a>(
                     return Err(ParseError::Bad("duplicate Transfer-Encoding"));
                 }
                 te_seen = true;
-                te_chunked = transfer_coding_is_chunked(value)?;
+                transfer_coding_is_chunked(value)?;
             }
             _ => {}
         }
@@ -336,7 +335,6 @@ fn parse_inner<'a>(
         if http10 {
             return Err(ParseError::Bad("Transfer-Encoding in HTTP/1.0"));
         }
-        debug_assert!(te_chunked);
         Framing::Chunked
     } else {
         match content_length {
@@ -414,9 +412,9 @@ fn parse_length(v: &[u8], limits: &Limits) -> Result<usize, ParseError> {
 
 /// Transfer-Encoding must be exactly `chunked` (case-insensitive). A list ending in chunked names
 /// codings we do not decode (501); anything else cannot be framed (400).
-fn transfer_coding_is_chunked(v: &[u8]) -> Result<bool, ParseError> {
+fn transfer_coding_is_chunked(v: &[u8]) -> Result<(), ParseError> {
     if v.eq_ignore_ascii_case(b"chunked") {
-        return Ok(true);
+        return Ok(());
     }
     let last = v.rsplit(|&b| b == b',').next().unwrap_or(b"").trim_ascii();
     if last.eq_ignore_ascii_case(b"chunked") && v.split(|&b| b == b',').filter(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked")).count() == 1 {

@@ -9,8 +9,9 @@ pub(super) struct AccessLog {
     buf: Vec<u8>,
 }
 
-/// Flush early when a burst fills this much.
-const FLUSH_AT: usize = 32 * 1024;
+/// Each write stays within PIPE_BUF (4096), so lines from different loops never interleave when
+/// stdout is a pipe; a line is at most 512 bytes of path plus a short reason.
+const FLUSH_AT: usize = 4096 - 640;
 
 impl AccessLog {
     pub fn new(enabled: bool) -> AccessLog {
@@ -31,6 +32,9 @@ impl AccessLog {
     }
 
     fn line(&mut self, method: &str, path: &[u8], status: u16, micros: u64, why: &str) {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
         let b = &mut self.buf;
         b.extend_from_slice(method.as_bytes());
         b.push(b' ');
@@ -46,9 +50,6 @@ impl AccessLog {
             b.extend_from_slice(why.as_bytes());
         }
         b.push(b'\n');
-        if b.len() >= FLUSH_AT {
-            self.flush();
-        }
     }
 
     /// Writes out what has been collected.

@@ -11,7 +11,7 @@ pub fn raise_nofile_limit() -> std::io::Result<u64> {
         // SAFETY: `lim` is a valid rlimit with cur <= max.
         super::cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) })?;
     }
-    Ok(lim.rlim_cur as u64)
+    Ok(lim.rlim_cur)
 }
 
 /// How many CPUs this process may run on (its affinity mask, which containers and `taskset`
@@ -39,27 +39,10 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
     Some(pages * page_size())
 }
 
-/// CPU time (user + system) consumed by process `pid` (0: this process), in microseconds.
-pub fn cpu_time_us(pid: u32) -> Option<u64> {
-    let path = if pid == 0 { "/proc/self/stat".to_string() } else { format!("/proc/{pid}/stat") };
-    let stat = std::fs::read_to_string(path).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let utime: u64 = f.nth(11)?.parse().ok()?;
-    let stime: u64 = f.next()?.parse().ok()?;
-    Some((utime + stime) * 1_000_000 / clock_ticks())
-}
-
 fn page_size() -> u64 {
     // SAFETY: sysconf with a valid name has no side effects.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if n > 0 { n as u64 } else { 4096 }
-}
-
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf with a valid name has no side effects.
-    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if n > 0 { n as u64 } else { 100 }
 }
 
 /// Writes to standard output until all of `buf` is taken or an error occurs (the access log).
