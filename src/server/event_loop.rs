@@ -175,7 +175,7 @@ impl<H: Handler> Loop<H> {
     fn serve(&mut self, stop: &Stop) -> std::io::Result<()> {
         let mut events = [Event::EMPTY; EVENTS];
         loop {
-            let mut wake = self.next_sweep;
+            let mut wake = self.next_sweep.min(self.log.deadline());
             if self.draining {
                 wake = wake.min(self.drain_deadline);
             }
@@ -195,7 +195,9 @@ impl<H: Handler> Loop<H> {
             if self.now >= self.next_sweep {
                 self.sweep();
             }
-            self.log.flush();
+            if self.now >= self.log.deadline() {
+                self.log.flush();
+            }
             if self.draining && (self.live == 0 || self.now >= self.drain_deadline) {
                 break;
             }
@@ -479,14 +481,15 @@ impl<H: Handler> Loop<H> {
         c.partial_since = if c.has_input() { self.now } else { 0 };
         c.continue_sent = false;
         match ran.parked {
+            // Whatever the handler wrote before parking is dropped: `resume` fills a fresh one.
             Some(p) => c.parked = Some(p),
             None => {
                 let keep = ran.keep_alive && !draining && !res.wants_close();
                 respond(c, res, &mut self.head, ran.method == Method::Head, ran.http10, keep, self.now);
-                res.reset();
-                arena.reset();
             }
         }
+        res.reset();
+        arena.reset();
         Next::Served
     }
 
