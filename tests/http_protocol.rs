@@ -31,8 +31,9 @@ fn hundred_pipelined_requests_answered_in_order() {
         }
     }
     s.write_all(&req).unwrap();
-    // The last request is a 404; its body ends the stream.
-    let text = read_until(&mut s, "Not Found", 34);
+    // The last request is a 404; its body ("Not Found\n", unlike the status line's
+    // "Not Found\r\n") ends the stream: 34 of them in all.
+    let text = read_until(&mut s, "Not Found\n", 34);
     let codes = statuses(&text);
     assert_eq!(codes.len(), 100, "{text}");
     let mut last = 0;

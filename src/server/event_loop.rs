@@ -31,6 +31,8 @@ const READ_CHUNK: usize = 16 * 1024;
 const SMALL_BUFFER: usize = 2 * 1024;
 /// Stop reading pipelined requests while this much output waits for a slow reader.
 const OUT_HIGH_WATER: usize = 256 * 1024;
+/// How long a closing connection's unread input is discarded before the socket is closed.
+const LINGER_MS: u64 = 2_000;
 /// Output buffers above this are freed once flushed.
 const OUT_KEEP: usize = 64 * 1024;
 const EVENTS: usize = 256;
@@ -307,12 +309,27 @@ impl<H: Handler> Loop<H> {
                 self.close(idx);
                 return;
             }
-            if c.close_after {
-                if !c.pending_out() {
+            if c.lingering {
+                discard_input(c);
+                if c.eof || c.dead {
                     self.close(idx);
                     return;
                 }
                 break;
+            }
+            if c.close_after {
+                if c.pending_out() {
+                    break;
+                }
+                if c.eof {
+                    self.close(idx);
+                    return;
+                }
+                net::shutdown_write(&c.fd);
+                c.lingering = true;
+                c.start = c.end;
+                c.deadline = now + LINGER_MS;
+                continue;
             }
             if c.parked.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
                 break;
@@ -573,7 +590,9 @@ impl<H: Handler> Loop<H> {
     fn update_deadline(&mut self, idx: usize) {
         let (now, req, idle) = (self.now, self.request_timeout_ms, self.idle_timeout_ms);
         let Some(c) = self.conn_mut(idx) else { return };
-        c.deadline = if c.parked.is_some() {
+        c.deadline = if c.lingering {
+            c.deadline
+        } else if c.parked.is_some() {
             u64::MAX
         } else if c.pending_out() {
             c.out_since + req
@@ -736,6 +755,35 @@ fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
             c.out.extend_from_slice(b);
         } else {
             c.out.extend_from_slice(&b[n - a.len()..]);
+        }
+    }
+}
+
+/// Reads and throws away what a lingering connection still sends, until the socket is empty
+/// (edge-triggered: we must drain it) or the peer closes. Bounded per call so one client cannot
+/// hold the loop; the linger deadline ends the rest.
+fn discard_input(c: &mut Conn) {
+    let mut scratch = [0u8; 4096];
+    for _ in 0..64 {
+        if !c.readable {
+            return;
+        }
+        match net::read(&c.fd, &mut scratch) {
+            Ok(0) => {
+                c.eof = true;
+                return;
+            }
+            Ok(n) if n < scratch.len() => {
+                c.readable = false;
+                c.eof = c.rdhup;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => c.readable = false,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => {
+                c.dead = true;
+                return;
+            }
         }
     }
 }
