@@ -1,1 +1,5 @@
-//! (not built yet)
+//! The application: the request pipeline around the controllers (design §3–§4, spec/02 §1).
+pub mod browser;
+pub mod client_ip;
+pub mod rate_limit;
+pub mod worker;
