@@ -3,3 +3,5 @@ pub mod browser;
 pub mod client_ip;
 pub mod rate_limit;
 pub mod worker;
+pub mod params;
+pub mod rails_session;
