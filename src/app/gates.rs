@@ -53,7 +53,7 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
     if unsafe_method && db::bans::is_banned(&cx.db, &rq.ip.to_string())? {
         return Err(AppError::Head(429));
     }
-    version_headers(cx, res);
+    rq.chain_passed = true;
     if access.auth == Auth::SignedOut && rq.current.is_some() {
         super::respond::redirect(res, "/");
         return Ok(Gate::Answered);

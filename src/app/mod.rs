@@ -92,7 +92,7 @@ impl Shared {
         let keys = Keys::derive(config.secret_key_base.as_bytes());
         let path = config.database_path.to_string_lossy().into_owned();
         let writer = Writer::start(&path).map_err(|e| format!("cannot open database {path}: {e}"))?;
-        let worker = Worker::start(WORKER_THREADS).map_err(|e| format!("cannot start worker threads: {e}"))?;
+        let worker = Worker::start(worker_threads()).map_err(|e| format!("cannot start worker threads: {e}"))?;
         Ok(Shared {
             config: Arc::new(config),
             env: Arc::new(env),
@@ -104,9 +104,20 @@ impl Shared {
     }
 }
 
-/// Worker threads for bcrypt: two, so one slow hash does not queue every other sign-in, and no
-/// more, so sign-in floods cannot take more than two cores from the loops.
-pub const WORKER_THREADS: usize = 2;
+/// Worker threads for bcrypt and other slow work: two on machines with cores to spare, so one
+/// slow hash does not queue every other sign-in; one on one- and two-core machines, so a flood
+/// of sign-ins always leaves a core to the loops (a saturated core is what makes `/up` slow
+/// while bcrypt runs, not blocking). `CAMPFIRE_WORKERS` overrides (1–8).
+pub fn worker_threads() -> usize {
+    if let Some(n) = std::env::var("CAMPFIRE_WORKERS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.clamp(1, 8);
+    }
+    if crate::sys::process::usable_cpus() > 2 {
+        2
+    } else {
+        1
+    }
+}
 
 /// One per loop thread: that loop's read-only connection and handles on the shared pieces.
 pub struct Ctx {
@@ -162,20 +173,23 @@ impl Handler for Ctx {
     }
 }
 
-/// Steps 2–6 of the module comment.
+/// Steps 2–6 of the module comment. Nothing is written to `res` before the action has run:
+/// a parked request's response is filled later, and bytes left in `res` at that point would
+/// belong to whatever the loop answers next.
 fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx>, params: &mut Params) -> Flow {
-    gates::default_headers(cx, res);
     params.add_urlencoded(req.query);
     if req.is_form() {
         params.add_urlencoded(req.body);
     } else if let Some(boundary) = req.header(b"content-type").and_then(params::multipart_boundary) {
         if params.add_multipart(req.body, boundary).is_err() {
+            gates::default_headers(cx, res);
             errors::render(&AppError::BadRequest("malformed multipart body"), "-", false, res);
             return Flow::Done;
         }
     }
     let method = method_override(req, params);
     let Some(route) = router::recognize(method, req.path) else {
+        gates::default_headers(cx, res);
         errors::render(&AppError::NotFound, "-", false, res);
         return Flow::Done;
     };
@@ -187,6 +201,7 @@ fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx
     ) {
         Ok(ip) => ip,
         Err(client_ip::Spoofed) => {
+            gates::default_headers(cx, res);
             errors::render(&AppError::Internal("IP spoofing: Client-Ip not in X-Forwarded-For"), route.name, false, res);
             return Flow::Done;
         }
@@ -198,20 +213,23 @@ fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx
         Ok(gates::Gate::Answered) => Ok(Flow::Done),
         Err(e) => Err(e),
     };
+    if let Ok(Flow::Parked) = result {
+        return Flow::Parked;
+    }
+    gates::default_headers(cx, res);
+    if rq.chain_passed {
+        gates::version_headers(cx, res);
+    }
     match result {
-        Ok(Flow::Done) => {
+        Err(e) => errors::render(&e, route.name, rq.wants_json(), res),
+        Ok(_) => {
             rq.finish(cx, res);
             if !rq.own_cache_control {
                 gates::cache_headers(res);
             }
-            Flow::Done
-        }
-        Ok(Flow::Parked) => Flow::Parked,
-        Err(e) => {
-            errors::render(&e, route.name, rq.wants_json(), res);
-            Flow::Done
         }
     }
+    Flow::Done
 }
 
 /// Rack::MethodOverride: a POST may say it is a PATCH, PUT or DELETE through the `_method`

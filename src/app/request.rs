@@ -37,6 +37,8 @@ pub struct Req<'r, 'c> {
     session: Option<Session>,
     /// The flash the session carried in: shown by this request's page, never written back.
     arrived_flash: Vec<(String, String)>,
+    /// The chain got past the ban check: the response carries the version headers.
+    pub(super) chain_passed: bool,
     /// The action set its own Cache-Control (the default one is then not added).
     pub(super) own_cache_control: bool,
     session_dirty: bool,
@@ -63,6 +65,7 @@ impl<'r, 'c> Req<'r, 'c> {
             session: None,
             arrived_flash: Vec::new(),
             own_cache_control: false,
+            chain_passed: false,
             session_dirty: false,
             call,
         }
