@@ -200,7 +200,12 @@ impl Page for SignIn {
         o.text("Sign in");
     }
     fn head_extra(&self, o: &mut Out<'_>) {
-        views::sessions::head::render(&HeadNoHoles, o);
+        // `turbo-visit-control: reload` makes Turbo reload a page instead of rendering it. A
+        // refused sign-in is answered to Turbo's form submission, and a reload would replace
+        // the alert with a blank form, so only the plain page carries it.
+        if !self.failed {
+            views::sessions::head::render(&HeadNoHoles, o);
+        }
     }
     fn main(&self, o: &mut Out<'_>) {
         views::sessions::new::render(self, o);
