@@ -314,3 +314,10 @@ fn default_headers_and_errors() {
     });
     assert_eq!(bad.status, 400);
 }
+
+#[test]
+fn html_pages_refuse_other_formats() {
+    let srv = Server::start(&[]);
+    assert_eq!(srv.send(&Request::get("/first_run.json")).status, 406);
+    assert_eq!(srv.send(&Request::get("/first_run.html")).status, 200);
+}

@@ -113,6 +113,15 @@ impl<'r, 'c> Req<'r, 'c> {
         }
     }
 
+    /// For actions that only render HTML: 406 when the path asked for another format
+    /// (`/session/new.json`), as Rails answers a format it has no template for.
+    pub fn html_only(&self) -> Result<(), super::AppError> {
+        match self.route.format {
+            Format::None | Format::Html => Ok(()),
+            _ => Err(super::AppError::NotAcceptable),
+        }
+    }
+
     /// Whether this is a Turbo Frame request (it gets the frame layout).
     pub fn turbo_frame(&self) -> bool {
         self.header(b"turbo-frame").is_some()

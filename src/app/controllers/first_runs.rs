@@ -11,6 +11,7 @@ use crate::views::Out;
 
 /// `GET /first_run`: the administrator's sign-up card.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    rq.html_only()?;
     if db::accounts::exists(&cx.db)? {
         respond::redirect(res, "/");
         return Ok(Flow::Done);

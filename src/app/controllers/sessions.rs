@@ -18,6 +18,7 @@ const REFUSED: &str = "Too many requests or unauthorized.";
 
 /// `GET /session/new`: the sign-in form, or first run while nobody has signed up.
 pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    rq.html_only()?;
     if !db::auth::any_user(&cx.db)? {
         respond::redirect(res, "/first_run");
         return Ok(Flow::Done);

@@ -10,6 +10,7 @@ use crate::views::{self, Out};
 
 /// `GET /join/:join_code`: the sign-up card (404 with an empty body for a wrong code).
 pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    rq.html_only()?;
     let account = joinable_account(cx, rq)?;
     let page = JoinPage::load(cx, rq, account)?;
     layout::page(cx, rq, res, 200, &page)?;

@@ -10,6 +10,7 @@ use crate::views::{self, Out};
 
 /// `GET /`.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    rq.html_only()?;
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
     let user_id = user.id;
     let last = rq.cookie(b"last_room").and_then(crate::crypto::cookies::read_last_room);
