@@ -1,7 +1,7 @@
 # campfire-room: `make` builds the static release binary ./campfire-room; `make test` runs every test.
 TARGET   := x86_64-unknown-linux-gnu
 RELEASE  := target/$(TARGET)/release/campfire-room
-# Static glibc: the binary must run in an empty root (FROM scratch).
+# Static glibc (static-pie): the binary must run in an empty root (FROM scratch).
 STATIC   := -C target-feature=+crt-static
 
 .PHONY: all build test clean
@@ -9,12 +9,16 @@ all: campfire-room
 
 campfire-room: build
 	cp $(RELEASE) ./campfire-room
+	@ldd ./campfire-room 2>&1 | grep -Eq 'not a dynamic executable|statically linked' \
+		|| { echo "campfire-room is dynamically linked:"; ldd ./campfire-room; exit 1; }
 
 build:
 	RUSTFLAGS="$(STATIC)" cargo build --release --locked --target $(TARGET) --bin campfire-room
 
+# Integration tests run against the release binary built above; then the empty-root run.
 test: campfire-room
 	CAMPFIRE_BIN=$(CURDIR)/campfire-room cargo test --locked --workspace
+	tests/container.sh $(CURDIR)/campfire-room
 
 clean:
 	cargo clean

@@ -1,4 +1,51 @@
+//! campfire-room's entry point: configuration from the environment, storage folders, the
+//! database (schema, writer thread), then the event loops until SIGTERM. Exit codes: 0 after a
+//! clean drain, 2 for bad configuration, 1 when the server cannot start or fails.
+
+use campfire::{app, config::Config, server, sys};
+
 fn main() {
-    eprintln!("campfire-room: not built yet");
-    std::process::exit(2);
+    let mut cfg = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("campfire-room: configuration error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = cfg.prepare_storage() {
+        eprintln!("campfire-room: {e}");
+        std::process::exit(1);
+    }
+    if let Err(e) = sys::process::raise_nofile_limit() {
+        eprintln!("campfire-room: cannot raise the open-file limit: {e}");
+    }
+    eprintln!(
+        "campfire-room: port {} loops {} database {}",
+        cfg.port,
+        cfg.loops,
+        cfg.database_path.display()
+    );
+    let env = app::Env::from_lookup(|k| std::env::var(k).ok());
+    let shared = match app::Shared::start(cfg.clone(), env) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("campfire-room: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = server::run(&cfg, |i| match app::Ctx::new(&shared) {
+        Ok(cx) => cx,
+        Err(e) => {
+            eprintln!("campfire-room: loop {i}: cannot open the database: {e}");
+            std::process::exit(1);
+        }
+    });
+    shared.writer.stop();
+    match result {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("campfire-room: {e}");
+            std::process::exit(1);
+        }
+    }
 }

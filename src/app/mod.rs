@@ -26,6 +26,7 @@ pub mod rate_limit;
 pub mod request;
 pub mod respond;
 pub mod router;
+pub mod test_routes;
 pub mod worker;
 
 pub use crate::server::Flow;
@@ -163,6 +164,11 @@ impl Handler for Ctx {
             if let Some(asset) = crate::assets::lookup(req.path) {
                 crate::assets::serve(req, res, asset);
                 return Flow::Done;
+            }
+        }
+        if self.config.test_routes {
+            if let Some(flow) = test_routes::handle(req, res, call) {
+                return flow;
             }
         }
         let mut params = std::mem::take(&mut self.params);

@@ -1,1 +1,159 @@
-//! (not built yet)
+//! The server: N event-loop threads, each with its own epoll, its own SO_REUSEPORT listener on
+//! the shared port, its own connection slab and its own handler value (so handlers keep
+//! per-loop state such as a read-only database connection without locks).
+//!
+//! A handler runs to completion on the loop. When it must wait for another thread (the database
+//! writer, the bcrypt worker) it parks the connection with `Call::park` and returns
+//! `Flow::Parked`; the `Parker` travels to that thread, whose `resume` queues a closure back to
+//! the loop (a mutex-protected Vec and an eventfd). The loop runs the closure on its own thread to
+//! fill the response, writes it, and goes on with any pipelined requests behind it.
+
+mod access_log;
+mod completion;
+mod conn;
+mod event_loop;
+
+pub use completion::Parker;
+
+use crate::arena::Arena;
+use crate::config::Config;
+use crate::http::{Request, Response};
+use crate::sys;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What the handler did with the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// The response is complete; the loop sends it now.
+    Done,
+    /// The handler called `Call::park`; the response is filled later by `Parker::resume`.
+    Parked,
+}
+
+/// An application: one value per loop thread, built on that thread by `run`'s `make`.
+pub trait Handler: Sized + 'static {
+    /// Answers `req` by filling `res` (status 200 and an empty body unless set). `cx` gives the
+    /// per-request arena and the means to park.
+    fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow;
+}
+
+/// The loop's side of one handler call.
+pub struct Call<'l, H: Handler> {
+    /// Scratch memory for this request, reset after its response.
+    pub arena: &'l mut Arena,
+    queue: &'l Arc<completion::Queue<H>>,
+    token: u64,
+    parked: bool,
+}
+
+impl<H: Handler> Call<'_, H> {
+    /// Parks the connection: no response is sent when the handler returns; instead the returned
+    /// `Parker` (Send, 'static) must be resumed, from any thread. Dropping it unresumed answers
+    /// 500 so the client is never left hanging. Call at most once per request.
+    pub fn park(&mut self) -> Parker<H> {
+        self.parked = true;
+        Parker::new(self.queue.clone(), self.token)
+    }
+
+    /// Which loop (0-based) runs this call.
+    pub fn loop_index(&self) -> usize {
+        self.queue.loop_index
+    }
+}
+
+/// Stops every loop: they stop accepting, finish in-flight requests (up to the drain timeout),
+/// close idle connections and return.
+pub struct Stop {
+    flag: AtomicBool,
+    bells: std::sync::Mutex<Vec<Arc<sys::eventfd::EventFd>>>,
+}
+
+impl Stop {
+    fn new() -> Stop {
+        Stop { flag: AtomicBool::new(false), bells: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    fn requested(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Asks all loops to drain and exit; returns at once.
+    pub fn trigger(&self) {
+        self.flag.store(true, Ordering::Release);
+        if let Ok(bells) = self.bells.lock() {
+            bells.iter().for_each(|b| b.ring());
+        }
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT, then drains and returns Ok. `make(i)` builds loop
+/// `i`'s handler on that loop's thread. Must be called before any other thread is started
+/// (the stop signals are blocked here and the mask is inherited).
+pub fn run<H: Handler>(cfg: &Config, make: impl Fn(usize) -> H + Sync) -> std::io::Result<()> {
+    sys::signal::block_stop_signals()?;
+    serve(cfg, make, |_port, stop| {
+        let sig = sys::signal::wait_stop_signal();
+        eprintln!("campfire-room: signal {sig}, draining");
+        stop.trigger();
+    })
+}
+
+/// Runs the loops, calls `until(port, stop)` on the calling thread (it returns once it has
+/// triggered `stop`, or right away if it arranged for someone else to), then waits for the loops
+/// to finish. `port` is the bound port (useful when `cfg.port` is 0). Used by `run` and tests.
+pub fn serve<H: Handler>(
+    cfg: &Config,
+    make: impl Fn(usize) -> H + Sync,
+    until: impl FnOnce(u16, &Arc<Stop>),
+) -> std::io::Result<()> {
+    sys::signal::ignore_sigpipe();
+    let backlog = sys::net::somaxconn();
+    let first = sys::net::listen(cfg.port, backlog)?;
+    let port = sys::net::local_port(&first)?;
+    let mut listeners = vec![first];
+    for _ in 1..cfg.loops.max(1) {
+        listeners.push(sys::net::listen(port, backlog)?);
+    }
+    let stop = Arc::new(Stop::new());
+    let mut loops = Vec::new();
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let lp = event_loop::Setup::new(i, listener, cfg)?;
+        if let Ok(mut bells) = stop.bells.lock() {
+            bells.push(lp.bell());
+        }
+        loops.push(lp);
+    }
+    let make = &make;
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for lp in loops {
+            let st = stop.clone();
+            let name = format!("loop-{}", lp.index());
+            let h = std::thread::Builder::new().name(name).spawn_scoped(s, move || {
+                let handler = make(lp.index());
+                lp.run(handler, &st)
+            });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    stop.trigger();
+                    return Err(e);
+                }
+            }
+        }
+        until(port, &stop);
+        let mut result = Ok(());
+        for h in handles {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => result = Err(e),
+                Err(_) => result = Err(std::io::Error::other("loop thread panicked")),
+            }
+        }
+        result
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,39 @@
+//! The bounds on what a client may send. Each is a named constant with an environment override
+//! (read by `config`), documented in README.md.
+
+/// Longest request-target accepted (414 beyond). Env: CAMPFIRE_MAX_URL.
+pub const MAX_URL: usize = 8 * 1024;
+/// Most bytes in the request line plus headers (431 beyond). Env: CAMPFIRE_MAX_HEADER_BYTES.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Most header fields in one request (431 beyond). Env: CAMPFIRE_MAX_HEADERS, at most
+/// `HEADER_SLOTS`.
+pub const MAX_HEADERS: usize = 64;
+/// Hard ceiling for MAX_HEADERS: the parser's header array lives on the stack.
+pub const HEADER_SLOTS: usize = 128;
+/// Largest request body, after de-chunking (413 beyond). File uploads get their own limit.
+/// Env: CAMPFIRE_MAX_BODY.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// The limits one loop applies; copied into each loop at start.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_url: usize,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    pub max_body: usize,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        max_url: MAX_URL,
+        max_header_bytes: MAX_HEADER_BYTES,
+        max_headers: MAX_HEADERS,
+        max_body: MAX_BODY,
+    };
+
+    /// Most raw bytes a chunked body may occupy before de-chunking: chunk framing can legally
+    /// add overhead, but not without bound.
+    pub fn max_chunked_raw(&self) -> usize {
+        self.max_body.saturating_mul(2).saturating_add(64 * 1024)
+    }
+}

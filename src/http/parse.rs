@@ -1,0 +1,425 @@
+//! The request-head parser: request line and header fields, parsed in place into slices of the
+//! read buffer. No allocation; the caller provides the header array.
+//!
+//! `parse_head` is called on whatever bytes have arrived. It answers `Ok(None)` until the blank
+//! line ending the head is there, and fails early (before the head is complete) when a limit is
+//! already exceeded, so a client cannot make us buffer more than the limits allow.
+//!
+//! Grammar (RFC 9112), strictly: lines end in CRLF (a bare CR or LF is a 400), no whitespace
+//! before the colon, no obs-fold, tokens and field values restricted to their character sets.
+//! Empty lines before the request line are skipped, as RFC 9112 §2.2 recommends.
+
+use super::limits::Limits;
+use super::request::{Header, Method};
+
+/// How the body that follows the head is delimited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    None,
+    Length(usize),
+    Chunked,
+}
+
+/// Why a request was refused; `status()` is the code to answer with (then close).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// 400: malformed syntax or an ambiguous message (smuggling shapes).
+    Bad(&'static str),
+    /// 414: request-target longer than the limit.
+    UriTooLong,
+    /// 431: too many header bytes or fields.
+    HeadersTooLarge,
+    /// 413: the declared or received body is larger than the limit.
+    BodyTooLarge,
+    /// 501: a transfer coding we do not implement.
+    NotImplemented,
+    /// 505: an HTTP version other than 1.0 and 1.1.
+    Version,
+    /// 417: an Expect other than 100-continue.
+    Expectation,
+}
+
+impl ParseError {
+    pub fn status(&self) -> u16 {
+        match self {
+            ParseError::Bad(_) => 400,
+            ParseError::UriTooLong => 414,
+            ParseError::HeadersTooLarge => 431,
+            ParseError::BodyTooLarge => 413,
+            ParseError::NotImplemented => 501,
+            ParseError::Version => 505,
+            ParseError::Expectation => 417,
+        }
+    }
+
+    /// A short reason for the log line.
+    pub fn why(&self) -> &'static str {
+        match self {
+            ParseError::Bad(why) => why,
+            ParseError::UriTooLong => "request-target too long",
+            ParseError::HeadersTooLarge => "header section too large",
+            ParseError::BodyTooLarge => "body too large",
+            ParseError::NotImplemented => "unsupported transfer coding",
+            ParseError::Version => "unsupported HTTP version",
+            ParseError::Expectation => "unsupported expectation",
+        }
+    }
+}
+
+/// A complete request head.
+#[derive(Debug)]
+pub struct Head<'a> {
+    pub method: Method,
+    pub target: &'a [u8],
+    pub path: &'a [u8],
+    pub query: &'a [u8],
+    pub http10: bool,
+    pub headers: &'a [Header<'a>],
+    /// Bytes of the buffer the head occupies, including skipped empty lines and the final CRLF.
+    pub len: usize,
+    pub framing: Framing,
+    /// Whether the connection may carry another request after this one (before the server's own
+    /// reasons to close).
+    pub keep_alive: bool,
+    /// The client sent `Expect: 100-continue` (honoured for HTTP/1.1 only).
+    pub expect_continue: bool,
+}
+
+/// tchar (RFC 9110 §5.6.2).
+const fn is_tchar(b: u8) -> bool {
+    matches!(b,
+        b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`'
+        | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')
+}
+
+/// Bytes allowed inside a field value: VCHAR, obs-text, SP, HTAB.
+const fn is_value_byte(b: u8) -> bool {
+    b == b'\t' || (b >= 0x20 && b != 0x7f)
+}
+
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = is_tchar(i as u8);
+        i += 1;
+    }
+    t
+};
+
+const VALUE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = is_value_byte(i as u8);
+        i += 1;
+    }
+    t
+};
+
+/// Parses the head at the start of `buf` into `slots` (which bounds the header count together
+/// with `limits.max_headers`).
+///
+/// Returns `Ok(Some(head))` when the head is complete and valid, `Ok(None)` when more bytes are
+/// needed (and none of the limits is exceeded yet), or the error to answer with.
+pub fn parse_head<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    slots: &'a mut [Header<'a>],
+) -> Result<Option<Head<'a>>, ParseError> {
+    match parse_inner(buf, limits, slots) {
+        Ok(Some(h)) => Ok(Some(h)),
+        Ok(None) if buf.len() > limits.max_header_bytes => Err(ParseError::HeadersTooLarge),
+        other => other,
+    }
+}
+
+fn parse_inner<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    slots: &'a mut [Header<'a>],
+) -> Result<Option<Head<'a>>, ParseError> {
+    let n = buf.len();
+    let mut i = 0;
+
+    // Empty lines before the request line.
+    loop {
+        match buf.get(i) {
+            None => return Ok(None),
+            Some(b'\r') => match buf.get(i + 1) {
+                None => return Ok(None),
+                Some(b'\n') => i += 2,
+                Some(_) => return Err(ParseError::Bad("bare CR")),
+            },
+            Some(b'\n') => return Err(ParseError::Bad("bare LF")),
+            Some(_) => break,
+        }
+    }
+    let start = i;
+
+    // Method.
+    while i < n && TCHAR[buf[i] as usize] {
+        i += 1;
+    }
+    if i == n {
+        return if i - start > 32 { Err(ParseError::Bad("method too long")) } else { Ok(None) };
+    }
+    if buf[i] != b' ' || i == start {
+        return Err(ParseError::Bad("invalid method"));
+    }
+    let method_tok = &buf[start..i];
+    if method_tok.len() > 32 {
+        return Err(ParseError::Bad("method too long"));
+    }
+    i += 1;
+
+    // Request-target: visible ASCII only.
+    let tstart = i;
+    while i < n && buf[i] > 0x20 && buf[i] < 0x7f {
+        i += 1;
+        if i - tstart > limits.max_url {
+            return Err(ParseError::UriTooLong);
+        }
+    }
+    if i == n {
+        return Ok(None);
+    }
+    if buf[i] != b' ' || i == tstart {
+        return Err(ParseError::Bad("invalid request-target"));
+    }
+    let target = &buf[tstart..i];
+    i += 1;
+
+    // Version and the end of the request line.
+    if n < i + 10 {
+        // Check what is there so far, to fail early on garbage.
+        let have = &buf[i..];
+        let k = have.len().min(5);
+        if have[..k] != b"HTTP/"[..k] {
+            return Err(ParseError::Bad("bad HTTP version"));
+        }
+        return Ok(None);
+    }
+    let version = &buf[i..i + 8];
+    let http10 = match version {
+        b"HTTP/1.1" => false,
+        b"HTTP/1.0" => true,
+        _ => return Err(version_error(version)),
+    };
+    if &buf[i + 8..i + 10] != b"\r\n" {
+        return Err(ParseError::Bad("bad request line ending"));
+    }
+    i += 10;
+
+    let (path, query) = split_target(target, method_tok)?;
+
+    // Header fields.
+    let mut count = 0;
+    let mut host_count = 0;
+    let mut content_length: Option<usize> = None;
+    let mut te_seen = false;
+    let mut conn_close = false;
+    let mut conn_keep_alive = false;
+    let mut expect_continue = false;
+    loop {
+        if i - start > limits.max_header_bytes {
+            return Err(ParseError::HeadersTooLarge);
+        }
+        match buf.get(i) {
+            None => return Ok(None),
+            Some(b'\r') => match buf.get(i + 1) {
+                None => return Ok(None),
+                Some(b'\n') => {
+                    i += 2;
+                    break;
+                }
+                Some(_) => return Err(ParseError::Bad("bare CR")),
+            },
+            Some(b'\n') => return Err(ParseError::Bad("bare LF")),
+            Some(b' ') | Some(b'\t') => return Err(ParseError::Bad("obs-fold or leading whitespace")),
+            Some(_) => {}
+        }
+        let nstart = i;
+        while i < n && TCHAR[buf[i] as usize] {
+            i += 1;
+        }
+        if i == n {
+            return Ok(None);
+        }
+        if buf[i] != b':' || i == nstart {
+            return Err(ParseError::Bad("invalid header name"));
+        }
+        let name = &buf[nstart..i];
+        i += 1;
+        while i < n && (buf[i] == b' ' || buf[i] == b'\t') {
+            i += 1;
+        }
+        let vstart = i;
+        while i < n && VALUE[buf[i] as usize] {
+            i += 1;
+        }
+        if i == n {
+            return Ok(None);
+        }
+        if buf[i] != b'\r' {
+            return Err(ParseError::Bad(if buf[i] == b'\n' { "bare LF" } else { "control byte in header" }));
+        }
+        match buf.get(i + 1) {
+            None => return Ok(None),
+            Some(b'\n') => {}
+            Some(_) => return Err(ParseError::Bad("bare CR")),
+        }
+        let mut vend = i;
+        while vend > vstart && (buf[vend - 1] == b' ' || buf[vend - 1] == b'\t') {
+            vend -= 1;
+        }
+        let value = &buf[vstart..vend];
+        i += 2;
+
+        if count >= limits.max_headers || count >= slots.len() {
+            return Err(ParseError::HeadersTooLarge);
+        }
+        slots[count] = Header { name, value };
+        count += 1;
+
+        // The fields that decide framing and connection handling.
+        match name.len() {
+            4 if name.eq_ignore_ascii_case(b"host") => host_count += 1,
+            6 if name.eq_ignore_ascii_case(b"expect") => {
+                if value.eq_ignore_ascii_case(b"100-continue") {
+                    expect_continue = true;
+                } else {
+                    return Err(ParseError::Expectation);
+                }
+            }
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                for tok in value.split(|&b| b == b',') {
+                    let tok = tok.trim_ascii();
+                    if tok.eq_ignore_ascii_case(b"close") {
+                        conn_close = true;
+                    } else if tok.eq_ignore_ascii_case(b"keep-alive") {
+                        conn_keep_alive = true;
+                    }
+                }
+            }
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                if content_length.is_some() {
+                    return Err(ParseError::Bad("duplicate Content-Length"));
+                }
+                content_length = Some(parse_length(value, limits)?);
+            }
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                if te_seen {
+                    return Err(ParseError::Bad("duplicate Transfer-Encoding"));
+                }
+                te_seen = true;
+                transfer_coding_is_chunked(value)?;
+            }
+            _ => {}
+        }
+    }
+    if i - start > limits.max_header_bytes {
+        return Err(ParseError::HeadersTooLarge);
+    }
+
+    if !http10 && host_count == 0 {
+        return Err(ParseError::Bad("missing Host"));
+    }
+    if host_count > 1 {
+        return Err(ParseError::Bad("duplicate Host"));
+    }
+    let framing = if te_seen {
+        if content_length.is_some() {
+            return Err(ParseError::Bad("both Transfer-Encoding and Content-Length"));
+        }
+        if http10 {
+            return Err(ParseError::Bad("Transfer-Encoding in HTTP/1.0"));
+        }
+        Framing::Chunked
+    } else {
+        match content_length {
+            Some(0) | None => Framing::None,
+            Some(len) => Framing::Length(len),
+        }
+    };
+    let keep_alive = if http10 { conn_keep_alive && !conn_close } else { !conn_close };
+
+    Ok(Some(Head {
+        method: Method::from_token(method_tok),
+        target,
+        path,
+        query,
+        http10,
+        headers: &slots[..count],
+        len: i,
+        framing,
+        keep_alive,
+        expect_continue: expect_continue && !http10,
+    }))
+}
+
+fn version_error(v: &[u8]) -> ParseError {
+    // "HTTP/x.y" with other digits is a version we do not speak; anything else is garbage.
+    if v.len() >= 8 && v.starts_with(b"HTTP/") && v[5].is_ascii_digit() && v[6] == b'.' && v[7].is_ascii_digit() {
+        ParseError::Version
+    } else {
+        ParseError::Bad("bad HTTP version")
+    }
+}
+
+/// Splits the target into path and query. Origin-form (`/p?q`) is the norm; absolute-form
+/// (`http://host/p?q`) is accepted as RFC 9112 requires; `*` only for OPTIONS.
+fn split_target<'a>(target: &'a [u8], method: &[u8]) -> Result<(&'a [u8], &'a [u8]), ParseError> {
+    let origin: &'a [u8] = if target[0] == b'/' {
+        target
+    } else if target == b"*" && method == b"OPTIONS" {
+        return Ok((target, b""));
+    } else {
+        let rest = if target.len() > 7 && target[..7].eq_ignore_ascii_case(b"http://") {
+            &target[7..]
+        } else if target.len() > 8 && target[..8].eq_ignore_ascii_case(b"https://") {
+            &target[8..]
+        } else {
+            return Err(ParseError::Bad("invalid request-target"));
+        };
+        match rest.iter().position(|&b| b == b'/' || b == b'?') {
+            Some(p) if rest[p] == b'/' => &rest[p..],
+            // Authority only, or authority then query: the path is "/".
+            Some(p) => return Ok((b"/", &rest[p + 1..])),
+            None => return Ok((b"/", b"")),
+        }
+    };
+    match origin.iter().position(|&b| b == b'?') {
+        Some(q) => Ok((&origin[..q], &origin[q + 1..])),
+        None => Ok((origin, b"")),
+    }
+}
+
+/// Content-Length: 1*DIGIT, nothing else (no sign, no list, no spaces inside).
+fn parse_length(v: &[u8], limits: &Limits) -> Result<usize, ParseError> {
+    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+        return Err(ParseError::Bad("invalid Content-Length"));
+    }
+    if v.len() > 15 {
+        return Err(ParseError::BodyTooLarge);
+    }
+    let n = v.iter().fold(0usize, |acc, &d| acc * 10 + (d - b'0') as usize);
+    if n > limits.max_body {
+        return Err(ParseError::BodyTooLarge);
+    }
+    Ok(n)
+}
+
+/// Transfer-Encoding must be exactly `chunked` (case-insensitive). A list ending in chunked names
+/// codings we do not decode (501); anything else cannot be framed (400).
+fn transfer_coding_is_chunked(v: &[u8]) -> Result<(), ParseError> {
+    if v.eq_ignore_ascii_case(b"chunked") {
+        return Ok(());
+    }
+    let last = v.rsplit(|&b| b == b',').next().unwrap_or(b"").trim_ascii();
+    if last.eq_ignore_ascii_case(b"chunked") && v.split(|&b| b == b',').filter(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked")).count() == 1 {
+        Err(ParseError::NotImplemented)
+    } else {
+        Err(ParseError::Bad("Transfer-Encoding is not a final chunked"))
+    }
+}

@@ -1,0 +1,175 @@
+//! The response a handler fills: status, header lines, and a body that is either rendered into a
+//! reused buffer, a `&'static` slice (embedded assets) or a shared `Arc` (cached pages). The loop
+//! frames it (status line, Content-Length, Connection) and sends head and body with one writev.
+//!
+//! The buffers belong to the loop and are reused for every request, so a steady state allocates
+//! nothing; `reset` drops oversized buffers so one huge page does not pin memory forever.
+
+use std::sync::Arc;
+
+enum Body {
+    Owned,
+    Static(&'static [u8]),
+    Shared(Arc<[u8]>),
+}
+
+pub struct Response {
+    status: u16,
+    headers: Vec<u8>,
+    body: Vec<u8>,
+    kind: Body,
+    close: bool,
+}
+
+/// Buffers above this size are freed on reset instead of kept for the next request.
+const KEEP_CAPACITY: usize = 256 * 1024;
+
+impl Default for Response {
+    fn default() -> Self {
+        Response::new()
+    }
+}
+
+impl Response {
+    pub fn new() -> Response {
+        Response { status: 200, headers: Vec::new(), body: Vec::new(), kind: Body::Owned, close: false }
+    }
+
+    /// Sets the status code (200 unless set).
+    pub fn status(&mut self, code: u16) {
+        self.status = code;
+    }
+
+    /// The status code set so far.
+    pub fn code(&self) -> u16 {
+        self.status
+    }
+
+    /// Adds a header line. A value holding CR, LF or NUL would let data from a request split the
+    /// response; such a header is dropped and logged instead of sent. The loop writes
+    /// Content-Length and Connection itself; do not add them.
+    pub fn header(&mut self, name: &str, value: &[u8]) {
+        if value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) || name.bytes().any(|b| b <= b' ' || b == b':') {
+            eprintln!("response: dropped unsafe header {name:?}");
+            return;
+        }
+        self.headers.extend_from_slice(name.as_bytes());
+        self.headers.extend_from_slice(b": ");
+        self.headers.extend_from_slice(value);
+        self.headers.extend_from_slice(b"\r\n");
+    }
+
+    /// The body buffer to render into (replaces a static or shared body).
+    pub fn body(&mut self) -> &mut Vec<u8> {
+        self.kind = Body::Owned;
+        &mut self.body
+    }
+
+    /// Sends `b` as the body without copying it.
+    pub fn set_static_body(&mut self, b: &'static [u8]) {
+        self.kind = Body::Static(b);
+    }
+
+    /// Sends a shared, reference-counted body without copying it.
+    pub fn set_shared_body(&mut self, b: Arc<[u8]>) {
+        self.kind = Body::Shared(b);
+    }
+
+    /// Asks the loop to close the connection after sending this response.
+    pub fn close(&mut self) {
+        self.close = true;
+    }
+
+    /// Whether `close` was called.
+    pub fn wants_close(&self) -> bool {
+        self.close
+    }
+
+    /// The body bytes as they will be sent (before HEAD or bodiless statuses strip them).
+    pub fn body_bytes(&self) -> &[u8] {
+        match &self.kind {
+            Body::Owned => &self.body,
+            Body::Static(b) => b,
+            Body::Shared(b) => b,
+        }
+    }
+
+    /// Writes the status line and headers into `out`: the handler's lines, then Content-Length
+    /// (omitted for 1xx/204/304), then the Connection header the framing needs: `close` when
+    /// this is the last response, `keep-alive` for an HTTP/1.0 client that keeps the connection.
+    pub fn write_head(&self, out: &mut Vec<u8>, http10: bool, keep_alive: bool) {
+        out.extend_from_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
+        push_u64(out, self.status as u64);
+        out.push(b' ');
+        out.extend_from_slice(super::status::reason(self.status).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.headers);
+        if !super::status::bodiless(self.status) {
+            out.extend_from_slice(b"Content-Length: ");
+            push_u64(out, self.body_bytes().len() as u64);
+            out.extend_from_slice(b"\r\n");
+        }
+        if !keep_alive {
+            out.extend_from_slice(b"Connection: close\r\n");
+        } else if http10 {
+            out.extend_from_slice(b"Connection: keep-alive\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// Makes the response ready for the next request, keeping buffers of reasonable size.
+    pub fn reset(&mut self) {
+        self.status = 200;
+        self.close = false;
+        self.kind = Body::Owned;
+        self.headers.clear();
+        self.body.clear();
+        if self.body.capacity() > KEEP_CAPACITY {
+            self.body = Vec::new();
+        }
+        if self.headers.capacity() > KEEP_CAPACITY {
+            self.headers = Vec::new();
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_head() {
+        let mut r = Response::new();
+        r.status(404);
+        r.header("Content-Type", b"text/plain");
+        r.header("X-Evil", b"a\r\nSet-Cookie: x=1");
+        r.body().extend_from_slice(b"nope");
+        let mut out = Vec::new();
+        r.write_head(&mut out, false, true);
+        assert_eq!(out, b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\n");
+        out.clear();
+        r.write_head(&mut out, true, false);
+        assert!(out.ends_with(b"Content-Length: 4\r\nConnection: close\r\n\r\n"));
+        r.reset();
+        r.status(304);
+        r.set_static_body(b"x");
+        out.clear();
+        r.write_head(&mut out, false, true);
+        assert_eq!(out, b"HTTP/1.1 304 Not Modified\r\n\r\n");
+    }
+}

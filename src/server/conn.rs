@@ -1,0 +1,88 @@
+//! One client connection's state, as the loop keeps it in its slab.
+//!
+//! Input: `buf[start..end]` holds bytes read but not yet consumed. An idle connection holds no
+//! buffer at all (the loop lends it one for each read and takes it back when everything was
+//! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
+//! Output: `out[out_pos..]` holds response bytes the socket would not take yet.
+
+use crate::http::Method;
+use crate::sys::Fd;
+use std::net::IpAddr;
+
+/// What the loop must remember about a request whose handler parked, to frame and log its
+/// response when it is resumed.
+pub(super) struct Parked {
+    pub method: Method,
+    pub http10: bool,
+    pub keep_alive: bool,
+    pub started_us: u64,
+    pub path: Vec<u8>,
+}
+
+pub(super) struct Conn {
+    pub fd: Fd,
+    pub peer: IpAddr,
+    /// Fully initialised (len is the usable size); empty when the connection holds no buffer.
+    pub buf: Vec<u8>,
+    pub start: usize,
+    pub end: usize,
+    pub out: Vec<u8>,
+    pub out_pos: usize,
+    /// Edge-triggered readiness we have not used up yet.
+    pub readable: bool,
+    pub writable: bool,
+    /// The peer closed its sending side (or announced it with RDHUP).
+    pub eof: bool,
+    pub rdhup: bool,
+    /// A write failed; close at the next chance.
+    pub dead: bool,
+    /// The last response is queued: close once `out` is flushed, read no further requests.
+    pub close_after: bool,
+    /// `100 Continue` already sent for the request in progress.
+    pub continue_sent: bool,
+    pub parked: Option<Parked>,
+    /// When the first byte of the request in progress arrived (ms; 0 = none in progress).
+    pub partial_since: u64,
+    /// When output last made progress (ms), for the stalled-reader timeout.
+    pub out_since: u64,
+    /// When this connection times out (ms, monotonic; u64::MAX = never).
+    pub deadline: u64,
+}
+
+impl Conn {
+    pub fn new(fd: Fd, peer: IpAddr) -> Conn {
+        Conn {
+            fd,
+            peer,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            readable: false,
+            writable: true,
+            eof: false,
+            rdhup: false,
+            dead: false,
+            close_after: false,
+            continue_sent: false,
+            parked: None,
+            partial_since: 0,
+            out_since: 0,
+            deadline: u64::MAX,
+        }
+    }
+
+    pub fn pending_out(&self) -> bool {
+        self.out_pos < self.out.len()
+    }
+
+    pub fn has_input(&self) -> bool {
+        self.start < self.end
+    }
+
+    /// Idle: nothing read, nothing to write, nothing parked.
+    pub fn idle(&self) -> bool {
+        !self.has_input() && !self.pending_out() && self.parked.is_none()
+    }
+}

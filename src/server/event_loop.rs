@@ -1,0 +1,768 @@
+//! One event loop: an epoll instance watching this loop's listener, its completion doorbell and
+//! its connections (edge-triggered; readiness is remembered per connection so a warm keep-alive
+//! request costs one read, one writev and one epoll_wait).
+//!
+//! Timers need no thread: every connection has a deadline, the loop knows the earliest one and
+//! uses it as the epoll_wait timeout, then sweeps the slab. A sweep is O(connections) and happens
+//! at most every SWEEP_GAP_MS; that is a few microseconds for thousands of connections.
+
+use super::access_log::AccessLog;
+use super::completion::{Done, Queue};
+use super::conn::{Conn, Parked};
+use super::{Call, Flow, Handler, Stop};
+use crate::arena::Arena;
+use crate::config::Config;
+use crate::http::chunked;
+use crate::http::limits::HEADER_SLOTS;
+use crate::http::status::bodiless;
+use crate::http::{parse_head, Framing, Head, Header, Limits, Method, ParseError, Request, Response};
+use crate::sys::clock::{now_ms, now_us};
+use crate::sys::epoll::{self, Epoll, Event};
+use crate::sys::eventfd::EventFd;
+use crate::sys::{net, Fd};
+use std::io::ErrorKind;
+use std::sync::{Arc, Mutex};
+
+const LISTENER: u64 = u64::MAX;
+const BELL: u64 = u64::MAX - 1;
+/// Size of the read buffer lent to a connection; grown only for large requests.
+const READ_CHUNK: usize = 16 * 1024;
+/// What a connection keeps of a partial request between reads when it is this small.
+const SMALL_BUFFER: usize = 2 * 1024;
+/// Stop reading pipelined requests while this much output waits for a slow reader.
+const OUT_HIGH_WATER: usize = 256 * 1024;
+/// Output buffers above this are freed once flushed.
+const OUT_KEEP: usize = 64 * 1024;
+const EVENTS: usize = 256;
+const ACCEPTS_PER_WAKE: usize = 64;
+const SWEEP_GAP_MS: u64 = 50;
+/// How long to stop accepting when the process is out of descriptors.
+const ACCEPT_PAUSE_MS: u64 = 100;
+
+const REFUSED_FULL: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// Everything a loop needs, built on the main thread (so setup errors stop the start), then
+/// moved to the loop's thread.
+pub(super) struct Setup<H> {
+    index: usize,
+    epoll: Epoll,
+    listener: Fd,
+    queue: Arc<Queue<H>>,
+    limits: Limits,
+    log: bool,
+    request_timeout_ms: u64,
+    idle_timeout_ms: u64,
+    drain_timeout_ms: u64,
+    max_connections: usize,
+}
+
+impl<H: Handler> Setup<H> {
+    pub fn new(index: usize, listener: Fd, cfg: &Config) -> std::io::Result<Setup<H>> {
+        let queue = Arc::new(Queue { loop_index: index, items: Mutex::new(Vec::new()), bell: Arc::new(EventFd::new()?) });
+        Ok(Setup {
+            index,
+            epoll: Epoll::new()?,
+            listener,
+            queue,
+            limits: cfg.limits,
+            log: cfg.log,
+            request_timeout_ms: cfg.request_timeout_ms,
+            idle_timeout_ms: cfg.idle_timeout_ms,
+            drain_timeout_ms: cfg.drain_timeout_ms,
+            max_connections: cfg.max_connections,
+        })
+    }
+
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    pub fn bell(&self) -> Arc<EventFd> {
+        self.queue.bell.clone()
+    }
+
+    /// Serves until `stop` is triggered and the drain is over.
+    pub fn run(self, handler: H, stop: &Stop) -> std::io::Result<()> {
+        self.epoll.add(&self.listener, epoll::IN, LISTENER)?;
+        self.epoll.add(self.queue.bell.fd(), epoll::IN, BELL)?;
+        let mut lp = Loop {
+            handler,
+            listener: Some(self.listener),
+            epoll: self.epoll,
+            queue: self.queue,
+            limits: self.limits,
+            request_timeout_ms: self.request_timeout_ms,
+            idle_timeout_ms: self.idle_timeout_ms,
+            drain_timeout_ms: self.drain_timeout_ms,
+            max_connections: self.max_connections,
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            res: Response::new(),
+            arena: Arena::new(),
+            head: Vec::with_capacity(512),
+            spare: Vec::new(),
+            done: Vec::new(),
+            log: AccessLog::new(self.log),
+            now: now_ms(),
+            next_sweep: u64::MAX,
+            accept_paused_until: 0,
+            draining: false,
+            drain_deadline: u64::MAX,
+        };
+        lp.serve(stop)
+    }
+}
+
+struct Slot {
+    gen: u32,
+    conn: Option<Conn>,
+}
+
+struct Loop<H> {
+    handler: H,
+    listener: Option<Fd>,
+    epoll: Epoll,
+    queue: Arc<Queue<H>>,
+    limits: Limits,
+    request_timeout_ms: u64,
+    idle_timeout_ms: u64,
+    drain_timeout_ms: u64,
+    max_connections: usize,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    live: usize,
+    /// The response, arena and head buffer reused for every request of this loop.
+    res: Response,
+    arena: Arena,
+    head: Vec<u8>,
+    /// A read buffer to lend to the next connection that has something to read.
+    spare: Vec<u8>,
+    /// Completions swapped out of the queue, reused to avoid allocating.
+    done: Vec<Done<H>>,
+    log: AccessLog,
+    /// Monotonic ms at the top of this iteration.
+    now: u64,
+    next_sweep: u64,
+    accept_paused_until: u64,
+    draining: bool,
+    drain_deadline: u64,
+}
+
+/// What became of the bytes at the front of a connection's buffer.
+enum Next {
+    /// A request was answered (or parked, or refused); look for another.
+    Served,
+    /// No complete request yet.
+    NeedMore,
+}
+
+/// The request a handler ran for, as the loop must remember it to frame the response.
+struct Ran {
+    method: Method,
+    http10: bool,
+    keep_alive: bool,
+    parked: Option<Parked>,
+}
+
+fn token(idx: usize, gen: u32) -> u64 {
+    (gen as u64) << 32 | idx as u64
+}
+
+impl<H: Handler> Loop<H> {
+    fn serve(&mut self, stop: &Stop) -> std::io::Result<()> {
+        let mut events = [Event::EMPTY; EVENTS];
+        loop {
+            let mut wake = self.next_sweep;
+            if self.draining {
+                wake = wake.min(self.drain_deadline);
+            }
+            let timeout = if wake == u64::MAX { -1 } else { wake.saturating_sub(now_ms()).min(i32::MAX as u64) as i32 };
+            let n = self.epoll.wait(&mut events, timeout)?;
+            self.now = now_ms();
+            for ev in &events[..n.min(EVENTS)] {
+                match ev.token() {
+                    LISTENER => self.accept_all(),
+                    BELL => self.completions(),
+                    t => self.conn_event(t, ev.events()),
+                }
+            }
+            if stop.requested() && !self.draining {
+                self.begin_drain();
+            }
+            if self.now >= self.next_sweep {
+                self.sweep();
+            }
+            self.log.flush();
+            if self.draining && (self.live == 0 || self.now >= self.drain_deadline) {
+                break;
+            }
+        }
+        for i in 0..self.slots.len() {
+            self.close(i);
+        }
+        self.log.flush();
+        Ok(())
+    }
+
+    fn accept_all(&mut self) {
+        for _ in 0..ACCEPTS_PER_WAKE {
+            let Some(listener) = self.listener.as_ref() else { return };
+            match net::accept(listener) {
+                Ok(Some((fd, peer))) => {
+                    if self.live >= self.max_connections {
+                        // Best effort: a fresh socket's send buffer takes these few bytes.
+                        let _ = net::writev(&fd, &[REFUSED_FULL]);
+                        self.log.refused(503, "connection limit reached");
+                        continue;
+                    }
+                    self.insert(Conn::new(fd, peer));
+                }
+                Ok(None) => return,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)) => {
+                    // The listener is level-triggered: stop watching it for a moment or we spin.
+                    let _ = self.epoll.delete(listener);
+                    self.accept_paused_until = self.now + ACCEPT_PAUSE_MS;
+                    self.next_sweep = self.next_sweep.min(self.accept_paused_until);
+                    self.log.refused(503, "out of file descriptors, pausing accept");
+                    return;
+                }
+                // ECONNABORTED and friends concern one connection only.
+                Err(_) => continue,
+            }
+        }
+    }
+
+    fn insert(&mut self, conn: Conn) {
+        let idx = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                self.slots.push(Slot { gen: 0, conn: None });
+                self.slots.len() - 1
+            }
+        };
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let tok = token(idx, slot.gen);
+        let events = epoll::IN | epoll::OUT | epoll::RDHUP | epoll::EDGE;
+        if self.epoll.add(&conn.fd, events, tok).is_err() {
+            self.free.push(idx as u32);
+            return;
+        }
+        slot.conn = Some(conn);
+        self.live += 1;
+        self.update_deadline(idx);
+    }
+
+    fn close(&mut self, idx: usize) {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        if let Some(c) = slot.conn.take() {
+            slot.gen = slot.gen.wrapping_add(1);
+            self.free.push(idx as u32);
+            self.live -= 1;
+            if self.spare.is_empty() && c.buf.len() == READ_CHUNK {
+                self.spare = c.buf;
+            }
+            // Dropping `c` closes the socket, which also removes it from epoll.
+        }
+    }
+
+    fn conn_mut(&mut self, idx: usize) -> Option<&mut Conn> {
+        self.slots.get_mut(idx).and_then(|s| s.conn.as_mut())
+    }
+
+    fn conn_event(&mut self, tok: u64, ev: u32) {
+        let idx = (tok & 0xffff_ffff) as usize;
+        let gen = (tok >> 32) as u32;
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        if slot.gen != gen {
+            return;
+        }
+        let Some(c) = slot.conn.as_mut() else { return };
+        if ev & (epoll::IN | epoll::RDHUP | epoll::HUP | epoll::ERR) != 0 {
+            c.readable = true;
+        }
+        if ev & (epoll::RDHUP | epoll::HUP) != 0 {
+            c.rdhup = true;
+        }
+        if ev & (epoll::OUT | epoll::HUP | epoll::ERR) != 0 {
+            c.writable = true;
+        }
+        self.advance(idx);
+    }
+
+    /// Moves one connection forward as far as it can go without blocking: flush output, answer
+    /// every complete request in order, read more when needed, close when done.
+    fn advance(&mut self, idx: usize) {
+        loop {
+            let now = self.now;
+            let Some(c) = self.conn_mut(idx) else { return };
+            if c.pending_out() && c.writable {
+                flush(c, now);
+            }
+            if c.dead {
+                self.close(idx);
+                return;
+            }
+            if c.close_after {
+                if !c.pending_out() {
+                    self.close(idx);
+                    return;
+                }
+                break;
+            }
+            if c.parked.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+                break;
+            }
+            match self.next_request(idx) {
+                Next::Served => continue,
+                Next::NeedMore => {}
+            }
+            let Some(c) = self.conn_mut(idx) else { return };
+            if c.readable && !c.eof {
+                let more = self.read_more(idx);
+                if more {
+                    continue;
+                }
+            }
+            let Some(c) = self.conn_mut(idx) else { return };
+            if c.dead {
+                self.close(idx);
+                return;
+            }
+            if c.eof {
+                // Whatever partial request is left can never complete.
+                c.close_after = true;
+                continue;
+            }
+            break;
+        }
+        self.release_buffer(idx);
+        self.update_deadline(idx);
+    }
+
+    /// Gives the lent read buffer back to the loop, so idle connections hold none. A connection
+    /// waiting for the rest of a small request keeps only a small copy of what it has: a
+    /// thousand slow clients must not pin a thousand full-size buffers.
+    fn release_buffer(&mut self, idx: usize) {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let Some(c) = slot.conn.as_mut() else { return };
+        if c.buf.len() != READ_CHUNK {
+            return;
+        }
+        let left = c.end - c.start;
+        let buf = if !c.has_input() {
+            c.start = 0;
+            c.end = 0;
+            std::mem::take(&mut c.buf)
+        } else if left <= SMALL_BUFFER {
+            let mut small = vec![0; SMALL_BUFFER];
+            small[..left].copy_from_slice(&c.buf[c.start..c.end]);
+            c.start = 0;
+            c.end = left;
+            std::mem::replace(&mut c.buf, small)
+        } else {
+            return;
+        };
+        if self.spare.is_empty() {
+            self.spare = buf;
+        }
+    }
+
+    /// Reads once into the connection's buffer. True when bytes arrived.
+    fn read_more(&mut self, idx: usize) -> bool {
+        let max_buffer = self.limits.max_header_bytes + self.limits.max_chunked_raw() + READ_CHUNK;
+        let now = self.now;
+        let Some(slot) = self.slots.get_mut(idx) else { return false };
+        let Some(c) = slot.conn.as_mut() else { return false };
+        if c.end == c.buf.len() {
+            if c.buf.is_empty() {
+                c.buf = if self.spare.is_empty() { vec![0; READ_CHUNK] } else { std::mem::take(&mut self.spare) };
+                c.start = 0;
+                c.end = 0;
+            } else if c.start > 0 {
+                c.buf.copy_within(c.start..c.end, 0);
+                c.end -= c.start;
+                c.start = 0;
+            } else if c.buf.len() < max_buffer {
+                let len = (c.buf.len() * 2).min(max_buffer);
+                c.buf.resize(len, 0);
+            } else {
+                // The parser's limits stop a request before this; a full buffer here means
+                // pipelined requests beyond any reason.
+                c.dead = true;
+                return false;
+            }
+        }
+        let room = c.buf.len() - c.end;
+        match net::read(&c.fd, &mut c.buf[c.end..]) {
+            Ok(0) => {
+                c.eof = true;
+                c.readable = false;
+                false
+            }
+            Ok(n) => {
+                if n < room {
+                    // A short read drained the socket; the next arrival raises a new edge.
+                    c.readable = false;
+                    if c.rdhup {
+                        c.eof = true;
+                    }
+                }
+                if c.partial_since == 0 && c.start == c.end {
+                    c.partial_since = now;
+                }
+                c.end += n;
+                true
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                c.readable = false;
+                false
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => true,
+            Err(_) => {
+                c.dead = true;
+                false
+            }
+        }
+    }
+
+    /// Parses the request at the front of the buffer and, when it is complete, runs it.
+    fn next_request(&mut self, idx: usize) -> Next {
+        let tok = match self.slots.get(idx) {
+            Some(s) => token(idx, s.gen),
+            None => return Next::NeedMore,
+        };
+        let draining = self.draining;
+        let Loop { slots, handler, res, arena, queue, limits, log, .. } = self;
+        let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
+        if !c.has_input() {
+            return Next::NeedMore;
+        }
+        let mut headers = [Header::EMPTY; HEADER_SLOTS];
+        let data = &c.buf[c.start..c.end];
+        let (ran, consumed) = match parse_head(data, limits, &mut headers) {
+            Ok(None) => return Next::NeedMore,
+            Err(e) => return self.refuse(idx, e),
+            Ok(Some(head)) => match head.framing {
+                Framing::None => {
+                    let ran = dispatch(&head, b"", c.peer, handler, res, arena, queue, tok, log);
+                    (ran, head.len)
+                }
+                Framing::Length(n) => {
+                    let Some(body) = data.get(head.len..head.len + n) else {
+                        let expect = head.expect_continue;
+                        return self.await_body(idx, expect);
+                    };
+                    let ran = dispatch(&head, body, c.peer, handler, res, arena, queue, tok, log);
+                    (ran, head.len + n)
+                }
+                Framing::Chunked => {
+                    let (hl, expect) = (head.len, head.expect_continue);
+                    match chunked::scan(&data[hl..], limits) {
+                        Err(e) => return self.refuse(idx, e),
+                        Ok(None) => return self.await_body(idx, expect),
+                        Ok(Some((raw, _))) => {
+                            let start = c.start;
+                            let blen = chunked::dechunk_in_place(&mut c.buf[start + hl..start + hl + raw]);
+                            match dispatch_dechunked(c, hl, blen, limits, handler, res, arena, queue, tok, log) {
+                                Some(ran) => (ran, hl + raw),
+                                None => return self.refuse(idx, ParseError::Bad("chunked head changed")),
+                            }
+                        }
+                    }
+                }
+            },
+        };
+        c.start += consumed;
+        c.partial_since = if c.has_input() { self.now } else { 0 };
+        c.continue_sent = false;
+        match ran.parked {
+            Some(p) => c.parked = Some(p),
+            None => {
+                let keep = ran.keep_alive && !draining && !res.wants_close();
+                respond(c, res, &mut self.head, ran.method == Method::Head, ran.http10, keep, self.now);
+                res.reset();
+                arena.reset();
+            }
+        }
+        Next::Served
+    }
+
+    /// The head is complete but the body is not: say `100 Continue` once if asked, and wait.
+    fn await_body(&mut self, idx: usize, expect: bool) -> Next {
+        let now = self.now;
+        if let Some(c) = self.conn_mut(idx) {
+            if expect && !c.continue_sent {
+                c.continue_sent = true;
+                queue_out(c, CONTINUE, b"", now);
+            }
+        }
+        Next::NeedMore
+    }
+
+    /// Answers a request we will not serve with `e`'s status, then closes the connection: after
+    /// a framing error the next request's boundary is unknown.
+    fn refuse(&mut self, idx: usize, e: ParseError) -> Next {
+        let now = self.now;
+        self.log.refused(e.status(), e.why());
+        let Loop { slots, res, head, .. } = self;
+        let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
+        res.reset();
+        res.status(e.status());
+        res.header("Content-Type", b"text/plain; charset=utf-8");
+        res.body().extend_from_slice(crate::http::status::reason(e.status()).as_bytes());
+        res.body().push(b'\n');
+        respond(c, res, head, false, false, false, now);
+        res.reset();
+        c.start = c.end;
+        Next::Served
+    }
+
+    /// Runs the closures other threads queued for parked connections.
+    fn completions(&mut self) {
+        self.queue.bell.drain();
+        let mut done = std::mem::take(&mut self.done);
+        if let Ok(mut items) = self.queue.items.lock() {
+            std::mem::swap(&mut *items, &mut done);
+        }
+        for d in done.drain(..) {
+            let idx = (d.token & 0xffff_ffff) as usize;
+            let gen = (d.token >> 32) as u32;
+            let draining = self.draining;
+            let now = self.now;
+            let Loop { slots, handler, res, arena, head, log, .. } = self;
+            let Some(slot) = slots.get_mut(idx).filter(|s| s.gen == gen) else { continue };
+            let Some(c) = slot.conn.as_mut() else { continue };
+            let Some(p) = c.parked.take() else { continue };
+            match d.fill {
+                Some(fill) => fill(handler, res),
+                None => {
+                    res.status(500);
+                    res.body().extend_from_slice(b"Internal Server Error\n");
+                    log.refused(500, "parked request dropped without a response");
+                }
+            }
+            log.request(p.method.as_str(), &p.path, res.code(), now_us().saturating_sub(p.started_us));
+            let keep = p.keep_alive && !draining && !res.wants_close();
+            respond(c, res, head, p.method == Method::Head, p.http10, keep, now);
+            res.reset();
+            arena.reset();
+            self.advance(idx);
+        }
+        self.done = done;
+    }
+
+    fn begin_drain(&mut self) {
+        self.draining = true;
+        self.drain_deadline = self.now + self.drain_timeout_ms;
+        if let Some(l) = self.listener.take() {
+            let _ = self.epoll.delete(&l);
+        }
+        for i in 0..self.slots.len() {
+            if self.slots[i].conn.as_ref().is_some_and(Conn::idle) {
+                self.close(i);
+            }
+        }
+    }
+
+    fn update_deadline(&mut self, idx: usize) {
+        let (now, req, idle) = (self.now, self.request_timeout_ms, self.idle_timeout_ms);
+        let Some(c) = self.conn_mut(idx) else { return };
+        c.deadline = if c.parked.is_some() {
+            u64::MAX
+        } else if c.pending_out() {
+            c.out_since + req
+        } else if c.has_input() {
+            c.partial_since.max(1) + req
+        } else {
+            now + idle
+        };
+        let d = c.deadline;
+        if d < self.next_sweep {
+            self.next_sweep = d.max(self.now + SWEEP_GAP_MS);
+        }
+    }
+
+    /// Closes connections past their deadline and finds the next one.
+    fn sweep(&mut self) {
+        let now = self.now;
+        self.next_sweep = u64::MAX;
+        if self.accept_paused_until != 0 {
+            if now >= self.accept_paused_until {
+                self.accept_paused_until = 0;
+                if let Some(l) = self.listener.as_ref() {
+                    let _ = self.epoll.add(l, epoll::IN, LISTENER);
+                }
+            } else {
+                self.next_sweep = self.accept_paused_until;
+            }
+        }
+        for i in 0..self.slots.len() {
+            let Some(c) = self.slots[i].conn.as_mut() else { continue };
+            if c.deadline > now {
+                self.next_sweep = self.next_sweep.min(c.deadline);
+                continue;
+            }
+            if c.has_input() && !c.pending_out() {
+                // A slow or stalled client: tell it why, without waiting for it to listen.
+                let _ = net::writev(&c.fd, &[b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"]);
+                self.log.refused(408, "request not received in time");
+            } else if c.pending_out() {
+                self.log.refused(0, "client stopped reading");
+            }
+            self.close(i);
+        }
+        if self.next_sweep != u64::MAX {
+            self.next_sweep = self.next_sweep.max(now + SWEEP_GAP_MS);
+        }
+    }
+}
+
+/// Runs the handler for one complete request (or answers 501 for methods we do not know).
+#[allow(clippy::too_many_arguments)]
+fn dispatch<H: Handler>(
+    head: &Head,
+    body: &[u8],
+    peer: std::net::IpAddr,
+    handler: &mut H,
+    res: &mut Response,
+    arena: &mut Arena,
+    queue: &Arc<Queue<H>>,
+    tok: u64,
+    log: &mut AccessLog,
+) -> Ran {
+    let started = if log.enabled { now_us() } else { 0 };
+    let req = Request {
+        method: head.method,
+        target: head.target,
+        path: head.path,
+        query: head.query,
+        http10: head.http10,
+        headers: head.headers,
+        body,
+        peer,
+    };
+    let mut parked = None;
+    if req.method == Method::Other {
+        res.status(501);
+        res.body().extend_from_slice(b"Not Implemented\n");
+    } else {
+        let mut cx = Call { arena, queue, token: tok, parked: false };
+        let flow = handler.handle(&req, res, &mut cx);
+        if cx.parked {
+            parked = Some(Parked {
+                method: req.method,
+                http10: req.http10,
+                keep_alive: head.keep_alive,
+                started_us: if started == 0 { now_us() } else { started },
+                path: req.path[..req.path.len().min(512)].to_vec(),
+            });
+        } else if flow == Flow::Parked {
+            // A handler bug: it claims to wait for a Parker it never took.
+            res.reset();
+            res.status(500);
+            log.refused(500, "handler returned Parked without parking");
+        }
+    }
+    if parked.is_none() && log.enabled {
+        log.request(req.method.as_str(), req.path, res.code(), now_us().saturating_sub(started));
+    }
+    Ran { method: req.method, http10: req.http10, keep_alive: head.keep_alive, parked }
+}
+
+/// After de-chunking in place, parses the head again (its bytes are unchanged) and dispatches
+/// with the now contiguous body. None only if the head no longer parses, which cannot happen.
+#[allow(clippy::too_many_arguments)]
+fn dispatch_dechunked<H: Handler>(
+    c: &Conn,
+    head_len: usize,
+    body_len: usize,
+    limits: &Limits,
+    handler: &mut H,
+    res: &mut Response,
+    arena: &mut Arena,
+    queue: &Arc<Queue<H>>,
+    tok: u64,
+    log: &mut AccessLog,
+) -> Option<Ran> {
+    let mut headers = [Header::EMPTY; HEADER_SLOTS];
+    let data = &c.buf[c.start..];
+    let head = parse_head(&data[..head_len], limits, &mut headers).ok()??;
+    let body = data.get(head_len..head_len + body_len)?;
+    Some(dispatch(&head, body, c.peer, handler, res, arena, queue, tok, log))
+}
+
+/// Frames `res` and sends it (or queues it behind earlier output).
+fn respond(c: &mut Conn, res: &Response, head: &mut Vec<u8>, head_only: bool, http10: bool, keep_alive: bool, now: u64) {
+    head.clear();
+    res.write_head(head, http10, keep_alive);
+    let body = if head_only || bodiless(res.code()) { &b""[..] } else { res.body_bytes() };
+    queue_out(c, head, body, now);
+    if !keep_alive {
+        c.close_after = true;
+    }
+}
+
+/// Writes `a` then `b` with one writev when nothing is queued before them; whatever the socket
+/// does not take is copied to the connection's output buffer.
+fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
+    if c.pending_out() || !c.writable {
+        if !c.pending_out() {
+            c.out_since = now;
+        }
+        c.out.extend_from_slice(a);
+        c.out.extend_from_slice(b);
+        return;
+    }
+    let total = a.len() + b.len();
+    let n = match net::writev(&c.fd, &[a, b]) {
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
+        Err(_) => {
+            c.dead = true;
+            return;
+        }
+    };
+    if n < total {
+        c.writable = false;
+        c.out_since = now;
+        if n < a.len() {
+            c.out.extend_from_slice(&a[n..]);
+            c.out.extend_from_slice(b);
+        } else {
+            c.out.extend_from_slice(&b[n - a.len()..]);
+        }
+    }
+}
+
+/// Sends queued output until it is gone or the socket is full.
+fn flush(c: &mut Conn, now: u64) {
+    while c.pending_out() {
+        match net::writev(&c.fd, &[&c.out[c.out_pos..]]) {
+            Ok(n) => {
+                c.out_pos += n;
+                c.out_since = now;
+                if c.pending_out() {
+                    c.writable = false;
+                    return;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                c.writable = false;
+                return;
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => {
+                c.dead = true;
+                return;
+            }
+        }
+    }
+    c.out.clear();
+    c.out_pos = 0;
+    if c.out.capacity() > OUT_KEEP {
+        c.out = Vec::new();
+    }
+}

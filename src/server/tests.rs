@@ -1,0 +1,110 @@
+//! Loop tests with handlers of their own: park/resume from other threads, dropped parkers,
+//! pipelining behind a parked request, drain.
+
+use super::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::time::Duration;
+
+struct Parking {
+    /// Parkers go to the test's "worker" thread through this.
+    to_worker: mpsc::Sender<Parker<Parking>>,
+    resumed: u32,
+}
+
+impl Handler for Parking {
+    fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow {
+        match req.path {
+            b"/slow" | b"/drop" => {
+                let p = cx.park();
+                if req.path == b"/drop" {
+                    drop(p);
+                } else if self.to_worker.send(p).is_err() {
+                    res.status(500);
+                }
+                Flow::Parked
+            }
+            _ => {
+                res.body().extend_from_slice(b"fast");
+                Flow::Done
+            }
+        }
+    }
+}
+
+fn config() -> Config {
+    let mut c = Config::from_lookup(|k| match k {
+        "PORT" => Some("0".into()),
+        "CAMPFIRE_LOOPS" => Some("1".into()),
+        "CAMPFIRE_LOG" => Some("0".into()),
+        _ => None,
+    })
+    .unwrap();
+    c.secret_key_base = "x".into();
+    c
+}
+
+/// Reads until every one of `needles` has arrived (or the peer closes).
+fn read_until(s: &mut TcpStream, needles: &[&str]) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    while !needles.iter().all(|n| String::from_utf8_lossy(&got).contains(n)) {
+        let k = s.read(&mut buf).unwrap();
+        if k == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..k]);
+    }
+    String::from_utf8(got).unwrap()
+}
+
+#[test]
+fn park_and_resume_from_another_thread() {
+    let (tx, rx) = mpsc::channel::<Parker<Parking>>();
+    let tx = std::sync::Mutex::new(tx);
+    let cfg = config();
+    serve(
+        &cfg,
+        |_| Parking { to_worker: tx.lock().unwrap().clone(), resumed: 0 },
+        |port, stop| {
+            let worker = std::thread::spawn(move || {
+                for p in rx {
+                    std::thread::sleep(Duration::from_millis(20));
+                    p.resume(|h: &mut Parking, res: &mut Response| {
+                        h.resumed += 1;
+                        res.body().extend_from_slice(format!("resumed {}", h.resumed).as_bytes());
+                    });
+                }
+            });
+            // A parked request, with a pipelined one behind it that must wait its turn.
+            let mut a = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            a.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /fast HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            // Meanwhile another connection is served at once.
+            let mut b = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            b.write_all(b"GET /fast HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            let rb = read_until(&mut b, &["fast"]);
+            assert!(rb.ends_with("fast"), "{rb}");
+            let ra = read_until(&mut a, &["resumed 1", "fast"]);
+            let first = ra.find("resumed 1").expect(&ra);
+            let second = ra.find("fast").expect(&ra);
+            assert!(first < second, "responses out of order: {ra}");
+            // A dropped Parker answers 500 instead of hanging.
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.write_all(b"GET /drop HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            let mut buf = [0u8; 256];
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let k = c.read(&mut buf).unwrap();
+            assert!(buf[..k].starts_with(b"HTTP/1.1 500 "), "{}", String::from_utf8_lossy(&buf[..k]));
+            // Resuming after the client left is harmless.
+            let mut d = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            d.write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            drop(d);
+            std::thread::sleep(Duration::from_millis(50));
+            stop.trigger();
+            drop(worker);
+        },
+    )
+    .unwrap();
+}
