@@ -1,0 +1,384 @@
+//! `Conn`: one SQLite connection, its pragmas and its prepared-statement cache.
+//!
+//! The writer thread owns the only read-write connection; every loop owns one read-only
+//! connection (design.md §2). A `Conn` is `Send` (it can be moved into the thread that
+//! will own it) but not `Sync`: exactly one thread uses it at a time, which is why it is
+//! opened with `SQLITE_OPEN_NOMUTEX` (no per-call mutex).
+//!
+//! Statements are prepared once per connection and kept: `prepare_cached` is keyed by the
+//! address and length of a `&'static str`, so the hot path is one hash lookup, no SQL
+//! text comparison and no allocation. The returned `Stmt` resets itself when dropped.
+
+use super::error::{Error, Result};
+use super::stmt::Stmt;
+use libsqlite3_sys as ffi;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{CStr, CString};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::os::raw::c_int;
+use std::ptr;
+
+/// How a connection is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Create the file if missing; WAL, foreign keys on. Only the writer (and tests) use this.
+    ReadWrite,
+    /// Read-only; a loop's connection. Sees every commit (ours and other processes').
+    ReadOnly,
+}
+
+/// Per-connection page cache, in KiB (negative `cache_size`). Small on purpose: the whole
+/// process must fit a 15 MB container and mmap serves most reads without copying.
+pub const CACHE_KIB: i64 = 512;
+/// Memory-mapped I/O window. Mapped pages are shared page cache, not heap.
+pub const MMAP_BYTES: i64 = 64 * 1024 * 1024;
+/// How long a statement waits on another connection's lock before failing with BUSY (ms).
+pub const BUSY_TIMEOUT_MS: c_int = 5000;
+/// WAL size kept after a checkpoint resets it (Rails uses the same limit).
+pub const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// Hasher for statement-cache keys: they are addresses, already well spread; one multiply
+/// is enough and much cheaper than SipHash.
+#[derive(Default)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The statement cache: key (sql address, sql length) → slot; a busy flag per slot so a
+/// statement already borrowed (a query nested inside a loop over the same query) gets a
+/// fresh, uncached statement instead of having its cursor reset under it.
+pub(crate) struct Cache {
+    map: HashMap<(usize, usize), usize, BuildHasherDefault<AddrHasher>>,
+    pub(crate) stmts: Vec<*mut ffi::sqlite3_stmt>,
+    pub(crate) busy: Vec<bool>,
+}
+
+/// An open SQLite connection. Closed (and its statements finalized) on drop.
+pub struct Conn {
+    pub(crate) db: *mut ffi::sqlite3,
+    pub(crate) cache: RefCell<Cache>,
+    mode: Mode,
+}
+
+// SAFETY: the handle is opened in multi-thread mode (SQLITE_OPEN_NOMUTEX, library built
+// with SQLITE_THREADSAFE=1): a connection may move between threads as long as only one
+// uses it at a time. `Conn` is not `Sync` and `Stmt` borrows it, so that holds.
+unsafe impl Send for Conn {}
+
+impl Conn {
+    /// Opens `path` in `mode` and applies the connection pragmas (WAL, synchronous=NORMAL,
+    /// foreign_keys=ON, busy timeout, temp_store=MEMORY, small cache, modest mmap).
+    /// ReadOnly fails if the file does not exist.
+    pub fn open(path: &str, mode: Mode) -> Result<Conn> {
+        configure_library();
+        let cpath = CString::new(path)
+            .map_err(|_| Error::new(ffi::SQLITE_MISUSE, "database path contains NUL"))?;
+        let mut flags = ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+        flags |= match mode {
+            Mode::ReadWrite => ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
+            Mode::ReadOnly => ffi::SQLITE_OPEN_READONLY,
+        };
+        let mut db: *mut ffi::sqlite3 = ptr::null_mut();
+        // SAFETY: cpath is NUL-terminated and outlives the call; db is a valid out-pointer.
+        let rc = unsafe { ffi::sqlite3_open_v2(cpath.as_ptr(), &mut db, flags, ptr::null()) };
+        if rc != ffi::SQLITE_OK {
+            let err = if db.is_null() {
+                Error::new(rc, "cannot allocate a connection")
+            } else {
+                error_from(db, rc)
+            };
+            // SAFETY: sqlite3_close accepts NULL and a handle from a failed open (no statements yet).
+            unsafe { ffi::sqlite3_close(db) };
+            return Err(Error::new(err.code, format!("{} ({})", err.message, path)));
+        }
+        let conn = Conn {
+            db,
+            cache: RefCell::new(Cache {
+                map: HashMap::default(),
+                stmts: Vec::new(),
+                busy: Vec::new(),
+            }),
+            mode,
+        };
+        // SAFETY: db is an open handle owned by conn.
+        unsafe { ffi::sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) };
+        // The bundled SQLite is built with STAT4, which re-prepares a statement whenever a
+        // rebound parameter might change its plan: that made every cached join pay a full
+        // re-prepare (5x slower). A stable plan per statement is what a cache wants.
+        // SAFETY: db is open; ENABLE_QPSG takes an int and an int* (NULL allowed).
+        let rc = unsafe {
+            ffi::sqlite3_db_config(db, ffi::SQLITE_DBCONFIG_ENABLE_QPSG, 1 as c_int, ptr::null_mut::<c_int>())
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
+        conn.exec(&format!(
+            "PRAGMA cache_size = -{CACHE_KIB}; PRAGMA mmap_size = {MMAP_BYTES}; \
+             PRAGMA temp_store = MEMORY;"
+        ))?;
+        match mode {
+            Mode::ReadWrite => conn.exec(&format!(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT};"
+            ))?,
+            Mode::ReadOnly => conn.exec("PRAGMA query_only = ON;")?,
+        }
+        Ok(conn)
+    }
+
+    /// The mode this connection was opened in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Returns the cached prepared statement for `sql` (preparing it on first use), reset
+    /// and with no bindings. `sql` must be one statement. Allocation-free after the first
+    /// call. If the cached statement is already borrowed, a fresh one is prepared for this
+    /// use and finalized when dropped.
+    pub fn prepare_cached(&self, sql: &'static str) -> Result<Stmt<'_>> {
+        let key = (sql.as_ptr() as usize, sql.len());
+        let mut cache = self.cache.borrow_mut();
+        if let Some(&slot) = cache.map.get(&key) {
+            let raw = cache.stmts.get(slot).copied();
+            if let (Some(raw), Some(busy)) = (raw, cache.busy.get_mut(slot)) {
+                if !*busy {
+                    *busy = true;
+                    return Ok(Stmt::new(self, raw, Some(slot)));
+                }
+            }
+            drop(cache);
+            let raw = self.prepare_raw(sql, 0)?;
+            return Ok(Stmt::new(self, raw, None));
+        }
+        let raw = self.prepare_raw(sql, ffi::SQLITE_PREPARE_PERSISTENT)?;
+        let slot = cache.stmts.len();
+        cache.stmts.push(raw);
+        cache.busy.push(true);
+        cache.map.insert(key, slot);
+        Ok(Stmt::new(self, raw, Some(slot)))
+    }
+
+    /// Prepares `sql` without caching (for SQL that is not a `&'static str`; it must not
+    /// contain values that came from outside: bind them). Finalized when dropped.
+    pub fn prepare(&self, sql: &str) -> Result<Stmt<'_>> {
+        let raw = self.prepare_raw(sql, 0)?;
+        Ok(Stmt::new(self, raw, None))
+    }
+
+    fn prepare_raw(&self, sql: &str, flags: u32) -> Result<*mut ffi::sqlite3_stmt> {
+        let len = c_int::try_from(sql.len())
+            .map_err(|_| Error::new(ffi::SQLITE_TOOBIG, "SQL text too long"))?;
+        let mut raw: *mut ffi::sqlite3_stmt = ptr::null_mut();
+        // SAFETY: sql points to len valid bytes (no NUL needed when nByte is given); raw is
+        // a valid out-pointer; self.db is open.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(self.db, sql.as_ptr().cast(), len, flags, &mut raw, ptr::null_mut())
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        if raw.is_null() {
+            return Err(Error::new(ffi::SQLITE_MISUSE, "empty SQL statement"));
+        }
+        Ok(raw)
+    }
+
+    /// Runs one or more `;`-separated statements that return no rows we need (DDL, pragmas).
+    pub fn exec(&self, sql: &str) -> Result<()> {
+        let csql = CString::new(sql).map_err(|_| Error::new(ffi::SQLITE_MISUSE, "SQL contains NUL"))?;
+        let mut errmsg: *mut std::os::raw::c_char = ptr::null_mut();
+        // SAFETY: csql is NUL-terminated; no callback; errmsg is a valid out-pointer.
+        let rc = unsafe { ffi::sqlite3_exec(self.db, csql.as_ptr(), None, ptr::null_mut(), &mut errmsg) };
+        if rc == ffi::SQLITE_OK {
+            return Ok(());
+        }
+        let message = if errmsg.is_null() {
+            self.error(rc).message
+        } else {
+            // SAFETY: errmsg is a NUL-terminated string allocated by SQLite; freed right after.
+            let m = unsafe { CStr::from_ptr(errmsg) }.to_string_lossy().into_owned();
+            // SAFETY: errmsg came from sqlite3_malloc inside sqlite3_exec.
+            unsafe { ffi::sqlite3_free(errmsg.cast()) };
+            m
+        };
+        // SAFETY: self.db is open.
+        let code = unsafe { ffi::sqlite3_extended_errcode(self.db) };
+        Err(Error::new(if code == ffi::SQLITE_OK { rc } else { code }, message))
+    }
+
+    /// Rows changed by the last INSERT/UPDATE/DELETE on this connection.
+    pub fn changes(&self) -> i64 {
+        // SAFETY: self.db is open.
+        unsafe { ffi::sqlite3_changes64(self.db) }
+    }
+
+    /// Rowid of the last successful INSERT on this connection.
+    pub fn last_insert_rowid(&self) -> i64 {
+        // SAFETY: self.db is open.
+        unsafe { ffi::sqlite3_last_insert_rowid(self.db) }
+    }
+
+    /// True when no transaction is open on this connection.
+    pub fn is_autocommit(&self) -> bool {
+        // SAFETY: self.db is open.
+        unsafe { ffi::sqlite3_get_autocommit(self.db) != 0 }
+    }
+
+    /// `BEGIN IMMEDIATE` (what Rails uses for every transaction): takes the write lock now,
+    /// so the transaction cannot fail later with BUSY on its first write.
+    pub fn begin_immediate(&self) -> Result<()> {
+        self.prepare_cached("BEGIN IMMEDIATE")?.run()
+    }
+
+    /// `COMMIT` the open transaction.
+    pub fn commit(&self) -> Result<()> {
+        self.prepare_cached("COMMIT")?.run()
+    }
+
+    /// `ROLLBACK` the open transaction; a no-op when none is open.
+    pub fn rollback(&self) -> Result<()> {
+        if self.is_autocommit() {
+            return Ok(());
+        }
+        self.prepare_cached("ROLLBACK")?.run()
+    }
+
+    /// Runs `f` inside `BEGIN IMMEDIATE` … `COMMIT`; rolls back and returns the error if `f`
+    /// or the commit fails. Must not be called inside another transaction (use `savepoint`).
+    pub fn transaction<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
+        self.begin_immediate()?;
+        match f(self).and_then(|v| self.commit().map(|()| v)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                // The original error is the one worth reporting; a failed rollback leaves
+                // the connection in autocommit anyway (SQLite rolls back on close/next BEGIN).
+                let _ = self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` inside `SAVEPOINT sp` … `RELEASE sp`; on error rolls back to the savepoint
+    /// (undoing only `f`'s changes) and returns the error. Nests (SQLite resolves a repeated
+    /// name to the innermost savepoint). Outside a transaction it behaves like one
+    /// (a deferred one, so prefer `transaction` at top level).
+    pub fn savepoint<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
+        self.prepare_cached("SAVEPOINT sp")?.run()?;
+        match f(self) {
+            Ok(v) => {
+                self.prepare_cached("RELEASE sp")?.run()?;
+                Ok(v)
+            }
+            Err(e) => {
+                // If the error already ended the whole transaction (IOERR, FULL...) the
+                // savepoint is gone and these fail; the caller checks is_autocommit().
+                if !self.is_autocommit() {
+                    let _ = self.prepare_cached("ROLLBACK TO sp").and_then(|mut s| s.run());
+                    let _ = self.prepare_cached("RELEASE sp").and_then(|mut s| s.run());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` inside one read transaction (`BEGIN` … `COMMIT`): every statement of `f` sees
+    /// the same snapshot, and the WAL read lock is taken once instead of once per statement
+    /// (the main cost of a small query). Use it around a request's reads. Inside an open
+    /// transaction it simply runs `f`. Keep it short: a snapshot holds back checkpoints.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
+        if !self.is_autocommit() {
+            return f(self);
+        }
+        self.prepare_cached("BEGIN")?.run()?;
+        let r = f(self);
+        // Ending a read transaction cannot lose anything; its error (rare) is reported only
+        // when f itself succeeded.
+        let end = self.prepare_cached("COMMIT").and_then(|mut s| s.run());
+        match (r, end) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Ok(_), Err(e)) => {
+                let _ = self.rollback();
+                Err(e)
+            }
+            (Err(e), _) => {
+                let _ = self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// `PRAGMA data_version`: changes whenever another connection (our writer or another
+    /// process) commits to the database this connection reads.
+    pub fn data_version(&self) -> Result<i64> {
+        let mut s = self.prepare_cached("PRAGMA data_version")?;
+        if s.row()? {
+            Ok(s.int(0))
+        } else {
+            Err(Error::new(ffi::SQLITE_ERROR, "PRAGMA data_version returned no row"))
+        }
+    }
+
+    /// The current error of this connection as an `Error`, given the code a call returned.
+    pub(crate) fn error(&self, rc: c_int) -> Error {
+        error_from(self.db, rc)
+    }
+}
+
+/// Process-wide SQLite settings, applied once before the library initializes: no memory
+/// statistics, which otherwise take a global mutex on every SQLite allocation in every
+/// thread (we never read them).
+fn configure_library() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_config must run before sqlite3_initialize and not concurrently
+        // with other SQLite calls; Once runs it before this process's first open. If SQLite
+        // was already initialized it returns SQLITE_MISUSE and changes nothing.
+        let _ = unsafe { ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) };
+    });
+}
+
+fn error_from(db: *mut ffi::sqlite3, rc: c_int) -> Error {
+    // SAFETY: db is an open (possibly failed-open) handle; errmsg returns a NUL-terminated
+    // string owned by SQLite, copied before any other call on db.
+    let (code, message) = unsafe {
+        let code = ffi::sqlite3_extended_errcode(db);
+        let msg = ffi::sqlite3_errmsg(db);
+        let message = if msg.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(msg).to_string_lossy().into_owned()
+        };
+        (code, message)
+    };
+    // The connection's errcode can lag behind for codes returned directly (e.g. MISUSE).
+    let code = if code == ffi::SQLITE_OK || (code & 0xff) != (rc & 0xff) { rc } else { code };
+    Error::new(code, message)
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let cache = self.cache.get_mut();
+        for &raw in &cache.stmts {
+            // SAFETY: every cached statement belongs to self.db and no Stmt borrows self
+            // any more (Stmt holds &Conn), so finalizing cannot race a user.
+            unsafe { ffi::sqlite3_finalize(raw) };
+        }
+        cache.stmts.clear();
+        // SAFETY: every statement of db is finalized (cached ones above; one-off ones by their
+        // Stmt, which cannot outlive self), so close succeeds and releases the handle.
+        unsafe { ffi::sqlite3_close(self.db) };
+    }
+}

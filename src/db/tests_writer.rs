@@ -1,0 +1,293 @@
+//! Tests of the writer (group commit, savepoints, exactly-once completion) and of what
+//! read connections see (our commits, other processes' commits).
+
+use super::testing::TempDb;
+use super::writer::{epoch, DataVersion, Job, Writer};
+use super::{Conn, Error, Mode, Result};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, tag TEXT NOT NULL UNIQUE)";
+const INSERT: &str = "INSERT INTO t (tag) VALUES (?1)";
+
+fn insert(c: &Conn, tag: &str) -> Result<i64> {
+    let mut s = c.prepare_cached(INSERT)?;
+    s.bind(1, tag)?;
+    s.run()?;
+    Ok(c.last_insert_rowid())
+}
+
+fn count(c: &Conn, sql: &'static str) -> i64 {
+    let mut s = c.prepare_cached(sql).unwrap();
+    assert!(s.row().unwrap());
+    s.int(0)
+}
+
+fn start(db: &TempDb) -> Writer {
+    let w = Writer::start(&db.path).unwrap();
+    let (tx, rx) = mpsc::channel();
+    w.submit(Job::new(|c| c.exec(CREATE), move |r| tx.send(r).unwrap()));
+    rx.recv().unwrap().unwrap();
+    w
+}
+
+#[test]
+fn concurrent_submitters_each_get_their_own_result() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let (tx, rx) = mpsc::channel::<(String, Result<i64>)>();
+    let mut threads = Vec::new();
+    for t in 0..8 {
+        let w = w.clone();
+        let tx = tx.clone();
+        threads.push(thread::spawn(move || {
+            for i in 0..125 {
+                let tag = format!("t{t}-{i}");
+                let tx = tx.clone();
+                let fail = t == 3 && i == 60;
+                let job_tag = tag.clone();
+                w.submit(Job::new(
+                    move |c| {
+                        let id = insert(c, &job_tag)?;
+                        if fail {
+                            // Fails after writing: its savepoint must undo only its own row.
+                            return Err(Error::new(1, "deliberate failure"));
+                        }
+                        Ok(id)
+                    },
+                    move |r| tx.send((tag, r)).unwrap(),
+                ));
+            }
+        }));
+    }
+    drop(tx);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let results: Vec<(String, Result<i64>)> = rx.iter().collect();
+    assert_eq!(results.len(), 1000, "every submitter hears back exactly once");
+    let reader = db.open(Mode::ReadOnly);
+    let mut ok = 0;
+    for (tag, r) in &results {
+        match r {
+            Ok(id) => {
+                ok += 1;
+                let mut s = reader.prepare_cached("SELECT tag FROM t WHERE id = ?1").unwrap();
+                s.bind(1, *id).unwrap();
+                assert!(s.row().unwrap(), "row {id} of {tag} committed");
+                assert_eq!(s.text(0).unwrap(), tag, "each caller got its own rowid");
+            }
+            Err(e) => {
+                assert_eq!(tag, "t3-60");
+                assert_eq!(e.message, "deliberate failure");
+            }
+        }
+    }
+    assert_eq!(ok, 999);
+    assert_eq!(count(&reader, "SELECT count(*) FROM t"), 999);
+    assert_eq!(count(&reader, "SELECT count(*) FROM t WHERE tag = 't3-60'"), 0);
+    assert_eq!(w.jobs(), 1001);
+    assert!(w.transactions() <= 1001);
+}
+
+#[test]
+fn queued_jobs_commit_in_one_transaction_in_order() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let before = w.transactions();
+    // Hold the writer inside a job until everything below is queued.
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<i64>, u64)>();
+    w.submit(Job::new(
+        move |c| {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            insert(c, "blocker")
+        },
+        |_| {},
+    ));
+    started_rx.recv().unwrap();
+    for i in 0..200 {
+        let tx = done_tx.clone();
+        w.submit(Job::new(move |c| insert(c, &format!("q{i}")), move |r| tx.send((i, r, epoch())).unwrap()));
+    }
+    drop(done_tx);
+    release_tx.send(()).unwrap();
+    let got: Vec<(usize, Result<i64>, u64)> = done_rx.iter().collect();
+    // Callbacks run in commit order, after the commit (so after the epoch bump).
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), (0..200).collect::<Vec<_>>());
+    assert!(got.iter().all(|g| g.1.is_ok()));
+    let ids: Vec<i64> = got.iter().map(|g| *g.1.as_ref().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(w.transactions() - before, 2, "blocker alone, then the 200 queued jobs together");
+    assert!(got.iter().all(|g| g.2 >= 1));
+}
+
+#[test]
+fn constraint_failure_is_reported_and_isolated() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let (tx, rx) = mpsc::channel();
+    for tag in ["a", "b", "a", "c"] {
+        let tx = tx.clone();
+        w.submit(Job::new(move |c| insert(c, tag), move |r| tx.send((tag, r)).unwrap()));
+    }
+    drop(tx);
+    let got: Vec<(&str, Result<i64>)> = rx.iter().collect();
+    assert_eq!(got.len(), 4);
+    assert!(got[0].1.is_ok() && got[1].1.is_ok() && got[3].1.is_ok());
+    assert!(got[2].1.as_ref().unwrap_err().is_constraint());
+    let r = db.open(Mode::ReadOnly);
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 3);
+}
+
+#[test]
+fn stop_commits_everything_then_refuses_with_an_error() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let (tx, rx) = mpsc::channel();
+    for i in 0..50 {
+        let tx = tx.clone();
+        w.submit(Job::new(move |c| insert(c, &format!("s{i}")), move |r| tx.send(r.is_ok()).unwrap()));
+    }
+    w.stop();
+    assert_eq!(rx.try_iter().filter(|ok| *ok).count(), 50, "all done before stop returned");
+    let (tx2, rx2) = mpsc::channel();
+    w.submit(Job::new(|c| insert(c, "late"), move |r| tx2.send(r).unwrap()));
+    assert!(rx2.recv_timeout(Duration::from_secs(1)).unwrap().is_err());
+    let r = db.open(Mode::ReadOnly);
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 50);
+}
+
+#[test]
+fn waits_for_another_process_lock_without_losing_jobs() {
+    let db = TempDb::new();
+    let w = start(&db);
+    // Another connection (as another process would) holds the write lock longer than the
+    // busy timeout, so the writer must back off and retry.
+    let other = db.open(Mode::ReadWrite);
+    other.exec("BEGIN IMMEDIATE; INSERT INTO t (tag) VALUES ('other');").unwrap();
+    let (tx, rx) = mpsc::channel();
+    w.submit(Job::new(|c| insert(c, "mine"), move |r| tx.send(r).unwrap()));
+    assert!(rx.recv_timeout(Duration::from_millis(5300)).is_err(), "still waiting on the lock");
+    other.exec("COMMIT").unwrap();
+    assert!(rx.recv_timeout(Duration::from_secs(5)).unwrap().is_ok());
+    let r = db.open(Mode::ReadOnly);
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 2);
+}
+
+#[test]
+fn read_connection_sees_writer_commits_on_next_statement() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let r = db.open(Mode::ReadOnly);
+    let mut dv = DataVersion::new(&r).unwrap();
+    let g0 = dv.check(&r).unwrap();
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 0);
+    let (tx, rx) = mpsc::channel();
+    w.submit(Job::new(|c| insert(c, "x"), move |r| tx.send(r).unwrap()));
+    rx.recv().unwrap().unwrap();
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 1);
+    let g1 = dv.check(&r).unwrap();
+    assert!(g1 > g0, "data_version saw the writer's commit");
+    assert_eq!(dv.check(&r).unwrap(), g1, "no commit, no change");
+}
+
+#[test]
+fn read_connection_sees_another_process_commit() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let r = db.open(Mode::ReadOnly);
+    let mut dv = DataVersion::new(&r).unwrap();
+    let g0 = dv.check(&r).unwrap();
+    let e0 = epoch();
+    let cli = std::process::Command::new("sqlite3")
+        .arg(&db.path)
+        .arg("INSERT INTO t (tag) VALUES ('from-cli');")
+        .status();
+    match cli {
+        Ok(st) => assert!(st.success()),
+        Err(_) => {
+            // No sqlite3 CLI here: a second connection stands in for the other process.
+            let other = db.open(Mode::ReadWrite);
+            other.exec("INSERT INTO t (tag) VALUES ('from-cli')").unwrap();
+        }
+    }
+    assert_eq!(count(&r, "SELECT count(*) FROM t WHERE tag = 'from-cli'"), 1);
+    assert!(dv.check(&r).unwrap() > g0);
+    // And the writer keeps working on top of the other process's commit.
+    let (tx, rx) = mpsc::channel();
+    w.submit(Job::new(|c| insert(c, "after"), move |r| tx.send(r).unwrap()));
+    assert!(rx.recv().unwrap().is_ok());
+    assert!(epoch() > e0);
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 2);
+}
+
+#[test]
+fn a_job_that_ends_the_transaction_fails_its_batch_mates_honestly() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    w.submit(Job::new(
+        move |_| {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            Ok(())
+        },
+        |_| {},
+    ));
+    started_rx.recv().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let t1 = tx.clone();
+    w.submit(Job::new(|c| insert(c, "before"), move |r| t1.send(("before", r.is_ok())).unwrap()));
+    let t2 = tx.clone();
+    // Stands in for an error that makes SQLite roll back the whole transaction (IOERR, FULL).
+    w.submit(Job::new(
+        |c| {
+            c.exec("ROLLBACK")?;
+            Err::<i64, _>(Error::new(10, "disk I/O error"))
+        },
+        move |r| t2.send(("breaker", r.is_ok())).unwrap(),
+    ));
+    let t3 = tx.clone();
+    w.submit(Job::new(|c| insert(c, "after"), move |r| t3.send(("after", r.is_ok())).unwrap()));
+    drop(tx);
+    release_tx.send(()).unwrap();
+    let got: Vec<(&str, bool)> = rx.iter().collect();
+    // "before" was undone with the transaction, so it must not be reported as committed.
+    assert_eq!(got, vec![("before", false), ("breaker", false), ("after", true)]);
+    let r = db.open(Mode::ReadOnly);
+    let mut s = r.prepare_cached("SELECT group_concat(tag) FROM t").unwrap();
+    assert!(s.row().unwrap());
+    assert_eq!(s.text(0).unwrap(), "after");
+}
+
+#[test]
+fn a_snapshot_sees_one_state_of_the_database() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let r = db.open(Mode::ReadOnly);
+    let commit = |tag: &'static str| {
+        let (tx, rx) = mpsc::channel();
+        w.submit(Job::new(move |c| insert(c, tag), move |r| tx.send(r).unwrap()));
+        rx.recv().unwrap().unwrap();
+    };
+    commit("a");
+    let (inside, after_commit) = r
+        .snapshot(|r| {
+            let before = count(r, "SELECT count(*) FROM t");
+            commit("b");
+            Ok((before, count(r, "SELECT count(*) FROM t")))
+        })
+        .unwrap();
+    assert_eq!((inside, after_commit), (1, 1), "the snapshot does not move");
+    assert!(r.is_autocommit());
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 2);
+    // An error inside ends the snapshot too, and is returned.
+    let e = r.snapshot(|r| r.exec("SELECT nope FROM t")).unwrap_err();
+    assert!(e.message.contains("nope"));
+    assert!(r.is_autocommit());
+}

@@ -1,0 +1,376 @@
+//! The writer: one thread owning the only read-write connection, committing in groups.
+//!
+//! Loops never write. A handler that must write builds a `Job` (the work, run on the
+//! writer's connection, and a `done` callback) and `submit`s it. The writer thread takes
+//! everything queued, runs it in ONE `BEGIN IMMEDIATE` transaction with a `SAVEPOINT` per
+//! job (a failing job is rolled back alone), commits, bumps `epoch()`, and then calls each
+//! job's `done` in commit order: with the work's value if it committed, with the error if
+//! the job, the transaction or the commit failed. Every submitted job hears back exactly
+//! once, including jobs submitted after the writer stopped.
+//!
+//! Another process holding the write lock (the `sqlite3` CLI, a backup) makes BEGIN wait
+//! (busy timeout) and then retry with backoff; jobs are never dropped while waiting.
+//! A checkpointer thread runs `PRAGMA wal_checkpoint(PASSIVE)` on its own connection every
+//! `CHECKPOINT_EVERY` commits or `CHECKPOINT_INTERVAL`, so the writer never checkpoints.
+
+use super::conn::{Conn, Mode};
+use super::error::{Error, Result};
+use super::schema;
+use libsqlite3_sys as ffi;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
+
+/// Most jobs committed in one transaction (bounds the latency of the first one).
+pub const MAX_BATCH: usize = 512;
+/// Checkpoint after this many commits...
+pub const CHECKPOINT_EVERY: u64 = 256;
+/// ...or this long after the first commit not yet checkpointed.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(2);
+/// Longest pause between retries of a BEGIN/COMMIT that found the database locked.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Number of commits made by this process's writer(s). Bumped after each COMMIT, before
+/// any `done` callback of that commit runs, so a callback that observes its own commit
+/// also observes the new epoch. Other processes' commits are seen through `DataVersion`.
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
+
+/// The type-erased body of a job: run once on the writer connection, then finished once.
+trait Work: Send {
+    fn run(&mut self, conn: &Conn) -> Result<()>;
+    fn finish(self: Box<Self>, outcome: Result<()>);
+}
+
+struct Pending<T, W, D> {
+    work: Option<W>,
+    value: Option<T>,
+    done: D,
+}
+
+impl<T, W, D> Work for Pending<T, W, D>
+where
+    T: Send,
+    W: FnOnce(&Conn) -> Result<T> + Send,
+    D: FnOnce(Result<T>) + Send,
+{
+    fn run(&mut self, conn: &Conn) -> Result<()> {
+        let work = self.work.take().ok_or_else(|| Error::new(ffi::SQLITE_MISUSE, "job run twice"))?;
+        self.value = Some(work(conn)?);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, outcome: Result<()>) {
+        let Pending { value, done, .. } = *self;
+        done(match (outcome, value) {
+            (Ok(()), Some(v)) => Ok(v),
+            (Err(e), _) => Err(e),
+            (Ok(()), None) => Err(Error::new(ffi::SQLITE_MISUSE, "job finished without running")),
+        })
+    }
+}
+
+/// A unit of writing: `work` runs inside its own savepoint on the writer's connection;
+/// `done` is called exactly once afterwards, on the writer thread, with `Ok(value)` only
+/// after the transaction holding the work has committed. `done` is where broadcasts go
+/// out and where the parked connection's `Resume` is queued; keep it short.
+/// A job dropped without being finished (e.g. still queued when the writer stopped)
+/// finishes itself with an error, so `done` runs exactly once whatever happens.
+pub struct Job(Option<Box<dyn Work>>);
+
+impl Job {
+    /// Builds a job from its work and its completion callback.
+    pub fn new<T, W, D>(work: W, done: D) -> Job
+    where
+        T: Send + 'static,
+        W: FnOnce(&Conn) -> Result<T> + Send + 'static,
+        D: FnOnce(Result<T>) + Send + 'static,
+    {
+        Job(Some(Box::new(Pending { work: Some(work), value: None, done })))
+    }
+
+    fn run(&mut self, conn: &Conn) -> Result<()> {
+        match &mut self.0 {
+            Some(w) => w.run(conn),
+            None => Err(Error::new(ffi::SQLITE_MISUSE, "job already finished")),
+        }
+    }
+
+    fn finish(mut self, outcome: Result<()>) {
+        if let Some(w) = self.0.take() {
+            w.finish(outcome);
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            w.finish(Err(Error::new(ffi::SQLITE_MISUSE, "writer stopped before running the job")));
+        }
+    }
+}
+
+enum Msg {
+    Job(Job),
+    Stop(mpsc::Sender<()>),
+}
+
+struct Stats {
+    transactions: AtomicU64,
+    jobs: AtomicU64,
+}
+
+/// A handle to the writer thread. Cheap to clone and `Send`; the thread runs until
+/// `stop` is called or every handle is dropped. Jobs submitted after that are finished
+/// with an error.
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Msg>,
+    stats: Arc<Stats>,
+}
+
+impl Writer {
+    /// Opens `path` read-write (creating it), makes sure the schema exists
+    /// (`schema::ensure`), and starts the writer and checkpointer threads.
+    pub fn start(path: &str) -> Result<Writer> {
+        let conn = Conn::open(path, Mode::ReadWrite)?;
+        schema::ensure(&conn)?;
+        // The checkpointer does this work on its own connection.
+        conn.exec("PRAGMA wal_autocheckpoint = 0;")?;
+        let ckpt = Checkpointer::start(path)?;
+        let (tx, rx) = mpsc::channel();
+        let stats = Arc::new(Stats { transactions: AtomicU64::new(0), jobs: AtomicU64::new(0) });
+        let st = Arc::clone(&stats);
+        thread::Builder::new()
+            .name("writer".into())
+            .spawn(move || writer_main(conn, rx, &st, ckpt))
+            .map_err(|e| Error::new(ffi::SQLITE_ERROR, format!("cannot start writer thread: {e}")))?;
+        Ok(Writer { tx, stats })
+    }
+
+    /// Queues `job`. Never blocks on the database. If the writer has stopped, the job's
+    /// `done` is called at once (on this thread) with an error.
+    pub fn submit(&self, job: Job) {
+        // If the writer is gone the message comes back and dropping it finishes the job
+        // with an error (see `impl Drop for Job`).
+        let _ = self.tx.send(Msg::Job(job));
+    }
+
+    /// Commits everything submitted before this call, runs its callbacks, checkpoints,
+    /// and stops the writer and checkpointer threads (for a clean SIGTERM). Returns when done.
+    pub fn stop(&self) {
+        let (ack_tx, ack_rx) = mpsc::channel();
+        if self.tx.send(Msg::Stop(ack_tx)).is_ok() {
+            let _ = ack_rx.recv();
+        }
+    }
+
+    /// Transactions committed so far by this writer (group commit makes this much smaller
+    /// than `jobs()` under load).
+    pub fn transactions(&self) -> u64 {
+        self.stats.transactions.load(Ordering::Acquire)
+    }
+
+    /// Jobs finished so far by this writer (committed or failed).
+    pub fn jobs(&self) -> u64 {
+        self.stats.jobs.load(Ordering::Acquire)
+    }
+}
+
+fn writer_main(conn: Conn, rx: mpsc::Receiver<Msg>, stats: &Stats, ckpt: Checkpointer) {
+    let mut batch: Vec<Job> = Vec::with_capacity(64);
+    let mut stop: Option<mpsc::Sender<()>> = None;
+    while stop.is_none() {
+        match rx.recv() {
+            Ok(Msg::Job(j)) => batch.push(j),
+            Ok(Msg::Stop(ack)) => stop = Some(ack),
+            Err(_) => break,
+        }
+        while stop.is_none() && batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(Msg::Job(j)) => batch.push(j),
+                Ok(Msg::Stop(ack)) => stop = Some(ack),
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            let commits = commit_batch(&conn, &mut batch, stats);
+            ckpt.note_commits(commits);
+        }
+    }
+    ckpt.stop();
+    drop(conn);
+    if let Some(ack) = stop {
+        let _ = ack.send(());
+    }
+}
+
+/// Sleeps before the next attempt at a locked database, doubling up to MAX_BACKOFF.
+fn backoff(delay: &mut Duration, what: &str, e: &Error) {
+    eprintln!("db: {what} found the database locked ({e}); retrying in {delay:?}");
+    thread::sleep(*delay);
+    *delay = (*delay * 2).min(MAX_BACKOFF);
+}
+
+/// Runs `batch` (emptied) in as few transactions as possible (one, unless a job's error
+/// ended the transaction) and finishes every job in order. Returns the commits made.
+fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
+    let mut results: Vec<(Job, Result<()>)> = Vec::with_capacity(batch.len());
+    let mut txn_start = 0; // index in `results` of the first job of the open transaction
+    let mut in_txn = false;
+    let mut commits = 0;
+    for mut job in batch.drain(..) {
+        if !in_txn {
+            if let Err(e) = begin(conn) {
+                results.push((job, Err(e)));
+                continue;
+            }
+            in_txn = true;
+            txn_start = results.len();
+        }
+        let r = conn.savepoint(|c| job.run(c));
+        if let Err(e) = &r {
+            if conn.is_autocommit() {
+                // The error ended the whole transaction: the earlier jobs of it are undone.
+                for (_, earlier) in results.iter_mut().skip(txn_start) {
+                    if earlier.is_ok() {
+                        *earlier = Err(e.clone());
+                    }
+                }
+                in_txn = false;
+            }
+        }
+        results.push((job, r));
+    }
+    if in_txn {
+        match commit(conn) {
+            Ok(()) => {
+                commits += 1;
+                stats.transactions.fetch_add(1, Ordering::AcqRel);
+                EPOCH.fetch_add(1, Ordering::AcqRel);
+            }
+            Err(e) => {
+                eprintln!("db: commit failed: {e}");
+                let _ = conn.rollback();
+                for (_, r) in results.iter_mut().skip(txn_start) {
+                    if r.is_ok() {
+                        *r = Err(e.clone());
+                    }
+                }
+            }
+        }
+    }
+    for (job, r) in results {
+        if let Err(e) = &r {
+            if !e.is_constraint() {
+                eprintln!("db: job failed: {e}");
+            }
+        }
+        stats.jobs.fetch_add(1, Ordering::AcqRel);
+        job.finish(r);
+    }
+    commits
+}
+
+fn begin(conn: &Conn) -> Result<()> {
+    let mut delay = Duration::from_millis(1);
+    loop {
+        match conn.begin_immediate() {
+            Err(e) if e.is_busy() => backoff(&mut delay, "BEGIN IMMEDIATE", &e),
+            other => return other,
+        }
+    }
+}
+
+fn commit(conn: &Conn) -> Result<()> {
+    let mut delay = Duration::from_millis(1);
+    loop {
+        match conn.commit() {
+            Err(e) if e.is_busy() && !conn.is_autocommit() => backoff(&mut delay, "COMMIT", &e),
+            other => return other,
+        }
+    }
+}
+
+/// Tracks commits by other connections (our writer, other processes) as seen by one
+/// read connection, through `PRAGMA data_version`.
+pub struct DataVersion {
+    last: i64,
+    generation: u64,
+}
+
+impl DataVersion {
+    /// Starts tracking from `conn`'s current data version.
+    pub fn new(conn: &Conn) -> Result<DataVersion> {
+        Ok(DataVersion { last: conn.data_version()?, generation: 0 })
+    }
+
+    /// Returns a counter that has grown iff another connection committed since the
+    /// previous call on the same `conn` (one cheap statement; no table is read).
+    pub fn check(&mut self, conn: &Conn) -> Result<u64> {
+        let v = conn.data_version()?;
+        if v != self.last {
+            self.last = v;
+            self.generation += 1;
+        }
+        Ok(self.generation)
+    }
+}
+
+struct CkShared {
+    pending: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// The checkpointer thread: copies committed WAL frames into the database file without
+/// blocking the writer or readers (PASSIVE), so the WAL stays short.
+struct Checkpointer {
+    shared: Arc<CkShared>,
+    handle: thread::JoinHandle<()>,
+}
+
+impl Checkpointer {
+    fn start(path: &str) -> Result<Checkpointer> {
+        let conn = Conn::open(path, Mode::ReadWrite)?;
+        conn.exec("PRAGMA wal_autocheckpoint = 0;")?;
+        let shared = Arc::new(CkShared { pending: AtomicU64::new(0), stop: AtomicBool::new(false) });
+        let sh = Arc::clone(&shared);
+        let handle = thread::Builder::new()
+            .name("checkpointer".into())
+            .spawn(move || checkpointer_main(&conn, &sh))
+            .map_err(|e| Error::new(ffi::SQLITE_ERROR, format!("cannot start checkpointer thread: {e}")))?;
+        Ok(Checkpointer { shared, handle })
+    }
+
+    fn note_commits(&self, n: u64) {
+        if n > 0 && self.shared.pending.fetch_add(n, Ordering::AcqRel) + n >= CHECKPOINT_EVERY {
+            self.handle.thread().unpark();
+        }
+    }
+
+    fn stop(self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.handle.thread().unpark();
+        let _ = self.handle.join();
+    }
+}
+
+fn checkpointer_main(conn: &Conn, shared: &CkShared) {
+    loop {
+        thread::park_timeout(CHECKPOINT_INTERVAL);
+        let stopping = shared.stop.load(Ordering::Acquire);
+        if shared.pending.swap(0, Ordering::AcqRel) > 0 || stopping {
+            if let Err(e) = conn.exec("PRAGMA wal_checkpoint(PASSIVE);") {
+                eprintln!("db: checkpoint failed: {e}");
+            }
+        }
+        if stopping {
+            return;
+        }
+    }
+}
