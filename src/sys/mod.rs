@@ -12,6 +12,7 @@ pub mod eventfd;
 pub mod fd;
 pub mod net;
 pub mod process;
+pub mod random;
 pub mod signal;
 
 pub use fd::Fd;

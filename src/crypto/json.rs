@@ -1,0 +1,477 @@
+//! The little JSON the Rails message formats need: a pull reader over a byte slice and a
+//! string writer.
+//!
+//! Envelopes (`{"_rails":{...}}`) and the session hash are small flat objects, so a
+//! cursor that hands out borrowed slices is enough and allocates nothing; strings are
+//! unescaped into the caller's buffer only when their value is wanted. Nesting is capped
+//! at `MAX_DEPTH` so hostile input cannot recurse deeply.
+
+/// The input was not the JSON that was expected.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Invalid;
+
+const MAX_DEPTH: usize = 32;
+
+/// A cursor over one JSON text.
+pub struct Reader<'a> {
+    s: &'a [u8],
+    i: usize,
+    /// Just inside `{`: the next member has no leading comma.
+    fresh: bool,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(s: &'a [u8]) -> Reader<'a> {
+        Reader {
+            s,
+            i: 0,
+            fresh: false,
+        }
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The next non-blank byte, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), Invalid> {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(Invalid)
+        }
+    }
+
+    /// Consumes the `{` that opens an object.
+    pub fn begin_object(&mut self) -> Result<(), Invalid> {
+        self.expect(b'{')?;
+        self.fresh = true;
+        Ok(())
+    }
+
+    /// Returns the next key of the current object (raw, still escaped) and consumes the
+    /// `:` after it; `None` after consuming the closing `}`. Call once per member, after
+    /// reading or skipping the previous member's value.
+    pub fn next_key(&mut self) -> Result<Option<&'a [u8]>, Invalid> {
+        let first = std::mem::replace(&mut self.fresh, false);
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(None);
+        }
+        if !first {
+            self.expect(b',')?;
+        }
+        let key = self.string()?;
+        self.expect(b':')?;
+        Ok(Some(key))
+    }
+
+    /// Consumes the `[` that opens an array.
+    pub fn begin_array(&mut self) -> Result<(), Invalid> {
+        self.expect(b'[')?;
+        self.fresh = true;
+        Ok(())
+    }
+
+    /// Moves to the next element of the current array: `true` when one follows (read or
+    /// skip it next), `false` after consuming the closing `]`.
+    pub fn next_item(&mut self) -> Result<bool, Invalid> {
+        let first = std::mem::replace(&mut self.fresh, false);
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(false);
+        }
+        if !first {
+            self.expect(b',')?;
+        }
+        Ok(true)
+    }
+
+    /// Consumes a string and returns its raw contents (between the quotes, escapes kept).
+    pub fn string(&mut self) -> Result<&'a [u8], Invalid> {
+        self.expect(b'"')?;
+        let start = self.i;
+        loop {
+            match self.s.get(self.i) {
+                None => return Err(Invalid),
+                Some(b'"') => break,
+                Some(b'\\') => match self.s.get(self.i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
+                    Some(b'u') => {
+                        let hex = self.s.get(self.i + 2..self.i + 6).ok_or(Invalid)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return Err(Invalid);
+                        }
+                        self.i += 6;
+                    }
+                    _ => return Err(Invalid),
+                },
+                Some(&c) if c < 0x20 => return Err(Invalid),
+                Some(_) => self.i += 1,
+            }
+        }
+        let raw = &self.s[start..self.i];
+        self.i += 1;
+        Ok(raw)
+    }
+
+    /// Consumes `null` if it is next; returns whether it was.
+    pub fn null(&mut self) -> bool {
+        self.ws();
+        if self.s.get(self.i..).is_some_and(|r| r.starts_with(b"null")) {
+            self.i += 4;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consumes an integer (no fraction or exponent) that fits in an `i64`.
+    pub fn integer(&mut self) -> Result<i64, Invalid> {
+        let raw = self.value()?;
+        let (neg, digits) = match raw {
+            [b'-', rest @ ..] => (true, rest),
+            _ => (false, raw),
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(Invalid);
+        }
+        let mut n: i64 = 0;
+        for &d in digits {
+            n = n
+                .checked_mul(10)
+                .and_then(|n| n.checked_add((d - b'0') as i64))
+                .ok_or(Invalid)?;
+        }
+        Ok(if neg { -n } else { n })
+    }
+
+    /// Consumes any value and returns its exact text.
+    pub fn value(&mut self) -> Result<&'a [u8], Invalid> {
+        self.ws();
+        let start = self.i;
+        self.skip(0)?;
+        Ok(&self.s[start..self.i])
+    }
+
+    fn skip(&mut self, depth: usize) -> Result<(), Invalid> {
+        if depth > MAX_DEPTH {
+            return Err(Invalid);
+        }
+        match self.peek().ok_or(Invalid)? {
+            b'"' => self.string().map(|_| ()),
+            b'{' => {
+                self.i += 1;
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.string()?;
+                    self.expect(b':')?;
+                    self.skip(depth + 1)?;
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(());
+                        }
+                        _ => return Err(Invalid),
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                if self.peek() == Some(b']') {
+                    self.i += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(());
+                        }
+                        _ => return Err(Invalid),
+                    }
+                }
+            }
+            b't' | b'f' | b'n' => {
+                for lit in [&b"true"[..], b"false", b"null"] {
+                    if self.s.get(self.i..).is_some_and(|r| r.starts_with(lit)) {
+                        self.i += lit.len();
+                        return Ok(());
+                    }
+                }
+                Err(Invalid)
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.i;
+                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.s.get(self.i)
+                {
+                    self.i += 1;
+                }
+                let n = &self.s[start..self.i];
+                let ok = std::str::from_utf8(n)
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .is_some();
+                if ok {
+                    Ok(())
+                } else {
+                    Err(Invalid)
+                }
+            }
+            _ => Err(Invalid),
+        }
+    }
+
+    /// Succeeds when only blanks remain.
+    pub fn end(&mut self) -> Result<(), Invalid> {
+        if self.peek().is_none() {
+            Ok(())
+        } else {
+            Err(Invalid)
+        }
+    }
+}
+
+fn hex4(h: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(h.get(..4)?).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// Appends the unescaped UTF-8 of a raw string (as returned by [`Reader::string`]).
+/// Unpaired surrogates become U+FFFD, as most JSON parsers do.
+pub fn unescape(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Invalid> {
+    let start = out.len();
+    let r = unescape_with(raw, |b| {
+        out.extend_from_slice(b);
+        Ok(())
+    });
+    if r.is_err() {
+        out.truncate(start);
+    }
+    r
+}
+
+/// Unescapes a raw string into `dst` without allocating; returns the length written.
+/// Too small a `dst` is an error.
+pub fn unescape_to_slice(raw: &[u8], dst: &mut [u8]) -> Result<usize, Invalid> {
+    let mut n = 0;
+    unescape_with(raw, |b| {
+        let end = n + b.len();
+        dst.get_mut(n..end).ok_or(Invalid)?.copy_from_slice(b);
+        n = end;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+fn unescape_with(
+    raw: &[u8],
+    mut emit: impl FnMut(&[u8]) -> Result<(), Invalid>,
+) -> Result<(), Invalid> {
+    let mut i = 0;
+    while let Some(&c) = raw.get(i) {
+        if c != b'\\' {
+            let run = raw[i..]
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(raw.len() - i);
+            emit(&raw[i..i + run])?;
+            i += run;
+            continue;
+        }
+        let e = *raw.get(i + 1).ok_or(Invalid)?;
+        i += 2;
+        let simple = match e {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 8,
+            b'f' => 12,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => 0,
+            _ => return Err(Invalid),
+        };
+        if e != b'u' {
+            emit(&[simple])?;
+            continue;
+        }
+        let mut cp = hex4(raw.get(i..).ok_or(Invalid)?).ok_or(Invalid)?;
+        i += 4;
+        if (0xD800..0xDC00).contains(&cp) {
+            let low = raw
+                .get(i..i + 2)
+                .filter(|p| *p == b"\\u")
+                .and_then(|_| hex4(&raw[i + 2..]));
+            match low {
+                Some(lo @ 0xDC00..=0xDFFF) => {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+                _ => cp = 0xFFFD,
+            }
+        } else if (0xDC00..0xE000).contains(&cp) {
+            cp = 0xFFFD;
+        }
+        let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+        let mut buf = [0u8; 4];
+        emit(ch.encode_utf8(&mut buf).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Appends `s` as a JSON string the way Rails' encoder writes it: `"` `\` and control
+/// characters escaped, `<` `>` `&` as `\u003c` `\u003e` `\u0026`, U+2028/9 escaped, other
+/// UTF-8 kept as is.
+pub fn write_string(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        let esc: Option<&[u8]> = match c {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            b'\t' => Some(b"\\t"),
+            8 => Some(b"\\b"),
+            12 => Some(b"\\f"),
+            b'<' => Some(b"\\u003c"),
+            b'>' => Some(b"\\u003e"),
+            b'&' => Some(b"\\u0026"),
+            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => {
+                out.extend_from_slice(if s[i + 2] == 0xA8 {
+                    b"\\u2028"
+                } else {
+                    b"\\u2029"
+                });
+                i += 3;
+                continue;
+            }
+            _ => None,
+        };
+        match esc {
+            Some(e) => out.extend_from_slice(e),
+            None if c < 0x20 => {
+                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(&super::token::hex_byte(c));
+            }
+            None => out.push(c),
+        }
+        i += 1;
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unesc(raw: &str) -> String {
+        let mut v = Vec::new();
+        unescape(raw.as_bytes(), &mut v).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn reads_nested_objects() {
+        let text = br#" {"a": 1, "b" :{"c":[1,2,{"d":null}],"e":"x\"y"}, "f":-12, "g":true} "#;
+        let mut r = Reader::new(text);
+        r.begin_object().unwrap();
+        assert_eq!(r.next_key().unwrap(), Some(&b"a"[..]));
+        assert_eq!(r.integer().unwrap(), 1);
+        assert_eq!(r.next_key().unwrap(), Some(&b"b"[..]));
+        assert_eq!(r.value().unwrap(), br#"{"c":[1,2,{"d":null}],"e":"x\"y"}"#);
+        assert_eq!(r.next_key().unwrap(), Some(&b"f"[..]));
+        assert_eq!(r.integer().unwrap(), -12);
+        assert_eq!(r.next_key().unwrap(), Some(&b"g"[..]));
+        assert_eq!(r.value().unwrap(), b"true");
+        assert_eq!(r.next_key().unwrap(), None);
+        r.end().unwrap();
+
+        let mut r = Reader::new(br#"[ "a", 2 ,[]]"#);
+        r.begin_array().unwrap();
+        assert!(r.next_item().unwrap());
+        assert_eq!(r.string().unwrap(), b"a");
+        assert!(r.next_item().unwrap());
+        assert_eq!(r.integer().unwrap(), 2);
+        assert!(r.next_item().unwrap());
+        r.begin_array().unwrap();
+        assert!(!r.next_item().unwrap());
+        assert!(!r.next_item().unwrap());
+        r.end().unwrap();
+        let mut r = Reader::new(b"[1 2]");
+        r.begin_array().unwrap();
+        assert!(r.next_item().unwrap());
+        r.value().unwrap();
+        assert!(r.next_item().is_err());
+    }
+
+    #[test]
+    fn refuses_broken_json() {
+        for bad in [
+            &br#"{"a":}"#[..],
+            br#"{"a":1,}"#,
+            br#"{"a" 1}"#,
+            br#"["#,
+            br#""abc"#,
+            br#""\x""#,
+            b"tru",
+            b"1.2.3",
+            b"\"a\x01\"",
+            br#""\u12""#,
+        ] {
+            let mut r = Reader::new(bad);
+            assert!(
+                r.value().is_err() || r.end().is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        assert!(Reader::new(deep.as_bytes()).value().is_err());
+        assert!(Reader::new(b"99999999999999999999").integer().is_err());
+        assert!(Reader::new(b"1.5").integer().is_err());
+    }
+
+    #[test]
+    fn unescapes() {
+        assert_eq!(
+            unesc(r#"a\"b\\c\/d\n\u003c\u00e9\ud83d\ude00"#),
+            "a\"b\\c/d\n<é😀"
+        );
+        assert_eq!(unesc(r#"\ud83d"#), "\u{FFFD}");
+        assert_eq!(unesc(r#"\ude00x"#), "\u{FFFD}x");
+        assert!(unescape(br"\q", &mut Vec::new()).is_err());
+        let mut small = [0u8; 4];
+        assert_eq!(unescape_to_slice(br"a\u00e9b", &mut small), Ok(4));
+        assert_eq!(&small, "aéb".as_bytes());
+        assert!(unescape_to_slice(b"abcde", &mut small).is_err());
+        assert!(unescape(br"\u12", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn writes_like_rails() {
+        let mut v = Vec::new();
+        write_string("<a href=\"x\">&\u{2028}✓\n\x01".as_bytes(), &mut v);
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            r#""\u003ca href=\"x\"\u003e\u0026\u2028✓\n\u0001""#
+        );
+    }
+}
