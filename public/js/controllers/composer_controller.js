@@ -1,0 +1,178 @@
+// composer_controller.js (form#composer): sending messages (spec/08 §3.2, §3.3). Enter sends,
+// Shift+Enter breaks the line (with the toolbar open, Enter breaks and Ctrl/Cmd+Enter sends);
+// the message shows at once as a pending copy, then the form is submitted through Turbo and
+// the server's copy replaces it by id. Files (picked, pasted, dropped) go first, one upload
+// each, with a progress bar. The fields are disabled while the connection is down.
+import { Controller } from "@hotwired/stimulus"
+import { newClientMessageId } from "lib/client_message"
+import { isTouchDevice, nextFrame, csrfToken, escapeHTML } from "lib/helpers"
+import { unfurlPaste } from "lib/unfurl"
+
+export default class extends Controller {
+  static targets = ["clientid", "fields", "fileList", "text"]
+  static classes = ["toolbar"]
+  static values = { roomId: Number }
+  static outlets = ["messages"]
+
+  initialize() {
+    this.files = []
+    this.unfurl = event => unfurlPaste(this.textTarget, event.paste)
+  }
+
+  connect() {
+    this.textTarget.addEventListener("trix-paste", this.unfurl)
+    if (!isTouchDevice()) this.textTarget.focus()
+  }
+
+  disconnect() {
+    this.textTarget.removeEventListener("trix-paste", this.unfurl)
+  }
+
+  submitByKeyboard(event) {
+    if (event.key !== "Enter" || event.isComposing || event.defaultPrevented || isTouchDevice()) return
+    const toolbarOpen = this.element.classList.contains(this.toolbarClass)
+    if (event.metaKey || event.ctrlKey || (!event.shiftKey && !toolbarOpen)) {
+      event.preventDefault()
+      this.submit(event)
+    }
+  }
+
+  async submit(event) {
+    event?.preventDefault()
+    if (this.fieldsTarget.disabled) return
+    await this.#sendFiles()
+    const editor = this.textTarget.editor
+    const text = editor.getDocument().toString()
+    if (text.trim() === "" && !this.#hasAttachments()) return
+
+    const clientMessageId = newClientMessageId()
+    this.lastClientMessageId = clientMessageId
+    if (this.hasMessagesOutlet) {
+      await this.messagesOutlet.prepareForNewMessage()
+      await this.messagesOutlet.insertPendingMessage(clientMessageId, { html: this.#editorHTML(), text })
+    }
+    await nextFrame()
+    this.clientidTarget.value = clientMessageId
+    this.element.requestSubmit()
+    editor.loadHTML("")
+    this.element.classList.remove(this.toolbarClass)
+    this.textTarget.focus()
+  }
+
+  submitEnd(event) {
+    if (!event.detail.success && this.lastClientMessageId && this.hasMessagesOutlet) {
+      this.messagesOutlet.failPendingMessage(this.lastClientMessageId)
+    }
+  }
+
+  toggleToolbar() {
+    this.element.classList.toggle(this.toolbarClass)
+    this.textTarget.focus()
+  }
+
+  // Files are sent as their own messages, never as in-editor attachments.
+  preventAttachment(event) {
+    event.preventDefault()
+  }
+
+  filePicked(event) {
+    this.#addFiles(event.target.files)
+    event.target.value = ""
+  }
+
+  dropFiles({ detail: { files } }) {
+    this.#addFiles(files)
+  }
+
+  pasteFiles(event) {
+    const files = event.clipboardData?.files
+    if (files?.length) {
+      event.preventDefault()
+      this.#addFiles(files)
+    }
+  }
+
+  removeFile(event) {
+    this.files.splice(Number(event.currentTarget.dataset.index), 1)
+    this.#renderFiles()
+  }
+
+  online() {
+    this.fieldsTarget.disabled = false
+  }
+
+  offline() {
+    this.fieldsTarget.disabled = true
+  }
+
+  // Replaces the editor's content (reply quoting) as one undo step.
+  replaceContent(html) {
+    const editor = this.textTarget.editor
+    editor.recordUndoEntry("Format reply")
+    editor.setSelectedRange([0, editor.getDocument().getLength()])
+    editor.deleteInDirection("forward")
+    editor.insertHTML(html)
+    editor.setSelectedRange(editor.getDocument().getLength() - 1)
+    this.textTarget.focus()
+  }
+
+  #hasAttachments() {
+    return this.textTarget.editor.getDocument().getAttachments().length > 0
+  }
+
+  // Trix's serialized HTML, as it will be posted (the hidden input it keeps in sync).
+  #editorHTML() {
+    return document.getElementById(this.textTarget.getAttribute("input"))?.value || ""
+  }
+
+  #addFiles(fileList) {
+    this.files.push(...Array.from(fileList))
+    this.files.sort((a, b) => a.name.localeCompare(b.name))
+    this.#renderFiles()
+  }
+
+  #renderFiles() {
+    this.fileListTarget.replaceChildren(...this.files.map((file, index) => {
+      const chip = document.createElement("button")
+      chip.type = "button"
+      chip.className = "composer__file"
+      chip.dataset.index = index
+      chip.dataset.action = "composer#removeFile"
+      chip.title = `Remove ${file.name}`
+      const preview = file.type.startsWith("image/")
+        ? `<img src="${URL.createObjectURL(file)}" alt="">`
+        : `<span class="icon icon--file"></span>`
+      chip.innerHTML = `${preview}<span>${escapeHTML(file.name)}</span><span class="icon icon--x"></span>`
+      return chip
+    }))
+  }
+
+  async #sendFiles() {
+    const files = this.files
+    this.files = []
+    this.#renderFiles()
+    for (const file of files) await this.#upload(file)
+  }
+
+  #upload(file) {
+    const clientMessageId = newClientMessageId()
+    this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
+    const data = new FormData()
+    data.append("message[attachment]", file)
+    data.append("message[client_message_id]", clientMessageId)
+    return new Promise(resolve => {
+      const request = new XMLHttpRequest()
+      request.open("POST", this.element.action)
+      request.setRequestHeader("X-CSRF-Token", csrfToken() || "")
+      request.upload.addEventListener("progress", event => {
+        if (event.lengthComputable) this.messagesOutlet?.updatePendingUpload(clientMessageId, Math.round(event.loaded / event.total * 100))
+      })
+      request.addEventListener("load", () => {
+        if (request.status < 400) window.Turbo.renderStreamMessage(request.responseText)
+        resolve()
+      })
+      request.addEventListener("error", () => resolve())
+      request.send(data)
+    })
+  }
+}
