@@ -1,13 +1,98 @@
-//! STAND-IN on the `build` branch only: the richtext helper's module replaces this file at merge.
-//! It declares just the `Safe` type that `views::Out::html` accepts, with the signature from
-//! docs/architecture.md, so the view layer compiles before the sanitizer exists.
+//! Rich text: message bodies as Action Text stores them, made safe to show.
+//!
+//! Bodies are stored unsanitized (spec/01 §8.1) and cleaned on every render. Everything here is
+//! a pure function over `&str`; nothing touches the database: callers pass a resolver that maps
+//! a mention's sgid to the user (`sgid::unverified_user_id` + a users lookup).
+//!
+//! Pieces: `tokenizer` (HTML tokens, hostile input), `entities` (character references), `dom`
+//! (a small fragment tree), `sanitizer` (allowlists, URL checks, re-serialization),
+//! `attachments` (`<action-text-attachment>`: resolve, render, plain text, canonical save
+//! form), `plain_text` (spec/01 §8.4), `filters` (Campfire's presentation filters, auto-linking,
+//! emoji-only), `sounds` (`/play`), `sgid` (lenient user ids), `json` (Trix/sgid payloads).
+//!
+//! Public API (all pure, no I/O, no global state; safe to call from any thread):
+//! - `sanitize(html: &str) -> Safe` — Action Text's output sanitizer for any HTML.
+//! - `render_body(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) -> Safe` — a
+//!   message's "text" presentation (spec/07 §5.3): filters, allowlist, attachments rendered,
+//!   bare URLs linked, wrapped in `div.trix-content`. Cache it per message; it is
+//!   viewer-independent.
+//! - `plain_text(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) -> String` —
+//!   spec/01 §8.4, for FTS, pushes, webhooks, JSON. (Message plain text = this, or the
+//!   attachment's filename when empty.)
+//! - `canonicalize_for_save(submitted: &str) -> String` — what to store in
+//!   `action_text_rich_texts.body` (spec/01 §8.2); not sanitized.
+//! - `mentions(stored_body: &str) -> Vec<String>` — attachment sgids, first-seen order, no
+//!   duplicates; the caller verifies each (crypto, purpose `attachable`), keeps `User`s that are
+//!   room members.
+//! - `is_emoji_only(plain_text: &str) -> bool` — the `message--emoji` class.
+//! - `play_sound(plain_text: &str) -> Option<&'static Sound>` — `/play <name>`; `sounds::SOUNDS`
+//!   lists all 56.
+//! - `sgid::unverified_user_id(sgid: &str) -> Option<i64>` — the lenient sgid reading a
+//!   `resolve` callback should use (spec/01 §8.3): `|sgid| unverified_user_id(sgid).and_then(
+//!   |id| users::find(id)).map(|u| Mention { id, name, bio, avatar_url })`.
+//! - `Mention { id: i64, name: String, bio: String, avatar_url: String }`.
 
-/// HTML that came out of the sanitizer and may be written without escaping.
+pub mod attachments;
+pub mod dom;
+pub mod entities;
+pub mod filters;
+pub mod json;
+pub mod plain_text;
+pub mod sanitizer;
+pub mod sgid;
+pub mod sounds;
+pub mod tokenizer;
+
+pub use attachments::{canonicalize_for_save, mentions, Mention};
+pub use filters::is_emoji_only;
+pub use plain_text::plain_text;
+pub use sounds::{play_sound, Sound};
+
+/// HTML that is safe to write into a page as is. Only this module can make one, so a template
+/// writing a `Safe` raw can only write sanitizer output or markup generated here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Safe(String);
 
 impl Safe {
-    /// The sanitized HTML.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Sanitizes arbitrary HTML with Action Text's allowlist: Rails safe-list tags plus
+/// `action-text-attachment`, `figure`, `figcaption`; unknown elements unwrapped, script-like
+/// ones dropped with their content; safe attributes only; unsafe URLs removed.
+pub fn sanitize(html: &str) -> Safe {
+    let mut out = String::with_capacity(html.len());
+    sanitizer::sanitize_into(html, &sanitizer::ACTION_TEXT, &mut out);
+    Safe(out)
+}
+
+/// Renders a stored message body for the "text" presentation (spec/07 §5.3): the solo-link and
+/// Twitter-avatar filters, Campfire's tag/attribute allowlist (other elements dropped with
+/// their content), attachments rendered inside their `<action-text-attachment>` (mentions via
+/// `resolve`, link previews, missing ones as `☒`), bare URLs and e-mail addresses linked with
+/// `target="_blank"`, all inside `<div class="trix-content">`.
+pub fn render_body(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>) -> Safe {
+    let mut dom = dom::Dom::parse(stored_body);
+    filters::remove_solo_unfurled_link_text(&mut dom, resolve);
+    filters::style_unfurled_twitter_avatars(&mut dom);
+    let mut out = String::with_capacity(stored_body.len() + 48);
+    out.push_str("<div class=\"trix-content\">");
+    let mut hooks = filters::MessageHooks { resolve };
+    sanitizer::write_children(&dom, dom::ROOT, &sanitizer::MESSAGE, &mut hooks, false, &mut out);
+    out.push_str("</div>");
+    Safe(out)
 }
