@@ -22,6 +22,7 @@ pub mod schema;
 pub mod writer;
 
 pub mod accounts;
+pub mod auth;
 pub mod bans;
 pub mod boosts;
 pub mod memberships;
