@@ -45,11 +45,19 @@ pub struct Upload<'a> {
 pub struct Malformed;
 
 impl Params {
-    /// Forgets the previous request's parameters, keeping the buffers.
+    /// Forgets the previous request's parameters, keeping buffers of ordinary size (one huge
+    /// form does not pin its memory for the life of the loop).
     pub fn clear(&mut self) {
+        const KEEP: usize = 256 * 1024;
         self.bytes.clear();
         self.fields.clear();
         self.files.clear();
+        if self.bytes.capacity() > KEEP {
+            self.bytes = Vec::new();
+        }
+        if self.fields.capacity() > KEEP / 32 {
+            self.fields = Vec::new();
+        }
     }
 
     /// Adds every `name=value` pair of a url-encoded string (query or body).
