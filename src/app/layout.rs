@@ -33,15 +33,6 @@ pub trait Page {
     }
 }
 
-/// The account's look, read once per page: its version stamp (for the logo URL), custom CSS,
-/// and whether a logo is uploaded.
-struct AccountLook {
-    /// µs since the epoch; `None` before first run.
-    updated_at: Option<i64>,
-    custom_styles: Option<String>,
-    has_logo: bool,
-}
-
 /// What the layout needs from the request, captured up front so that a parked action can
 /// still render a page when it resumes on the loop.
 pub struct Chrome {
@@ -77,7 +68,7 @@ pub fn render(cx: &Ctx, chrome: &Chrome, res: &mut Response, status: u16, page: 
         views::layouts::frame::render(&Frame { page }, &mut Out::new(res.body()));
         return Ok(());
     }
-    let look = account_look(cx)?;
+    let look = crate::db::layout::account_look(&cx.db)?;
     let flash = match page.flash_now() {
         Some((kind, text)) => Some((kind, text)),
         None => chrome.flash.as_ref().map(|(kind, text)| (*kind, text.as_str())),
@@ -85,22 +76,6 @@ pub fn render(cx: &Ctx, chrome: &Chrome, res: &mut Response, status: u16, page: 
     let layout = Layout { cx, page, user: chrome.user.as_ref(), look: &look, flash };
     views::layouts::application::render(&layout, &mut Out::new(res.body()));
     Ok(())
-}
-
-fn account_look(cx: &Ctx) -> Result<AccountLook, AppError> {
-    let mut st = cx.db.prepare_cached(concat!(
-        "SELECT a.updated_at, a.custom_styles, EXISTS(SELECT 1 FROM active_storage_attachments t ",
-        "WHERE t.record_type = 'Account' AND t.record_id = a.id AND t.name = 'logo') ",
-        "FROM accounts a ORDER BY a.id LIMIT 1"
-    ))?;
-    if !st.row()? {
-        return Ok(AccountLook { updated_at: None, custom_styles: None, has_logo: false });
-    }
-    Ok(AccountLook {
-        updated_at: if st.is_null(0) { None } else { Some(st.time(0)?) },
-        custom_styles: st.opt_string(1)?.filter(|s| !s.trim().is_empty()),
-        has_logo: st.int(2) != 0,
-    })
 }
 
 /// `YYYYMMDDHHMMSS` of a time (µs since the epoch), the `v=` of avatar and logo URLs
@@ -121,7 +96,7 @@ struct Layout<'a, P: Page> {
     cx: &'a Ctx,
     page: &'a P,
     user: Option<&'a crate::db::users::User>,
-    look: &'a AccountLook,
+    look: &'a crate::db::layout::AccountLook,
     flash: Option<(&'a str, &'a str)>,
 }
 

@@ -1,7 +1,7 @@
 //! The lookups of the authentication path and the sign-in pages that the model files do not
 //! cover: the signed-in user with their session in one indexed query (every request), whether
-//! anyone has signed up yet, the first administrator (the sign-in page's help contact), and
-//! the room a signed-in user lands in.
+//! anyone has signed up yet, the first administrator (the sign-in page's help contact), the
+//! room a signed-in user lands in, and forgetting a device's push subscription at sign-out.
 
 use super::conn::Conn;
 use super::error::Result;
@@ -73,6 +73,16 @@ pub fn original_room(c: &Conn, user_id: i64) -> Result<Option<i64>> {
     Ok(if s.row()? { Some(s.int(0)) } else { None })
 }
 
+/// Deletes `user_id`'s push subscriptions registered at `endpoint` (signing out on a device
+/// stops its notifications). Returns how many.
+pub fn delete_push_subscriptions(c: &Conn, user_id: i64, endpoint: &str) -> Result<usize> {
+    let mut s = c.prepare_cached("DELETE FROM push_subscriptions WHERE user_id = ?1 AND endpoint = ?2")?;
+    s.bind(1, user_id)?;
+    s.bind(2, endpoint)?;
+    s.run()?;
+    Ok(c.changes() as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +137,22 @@ mod tests {
         assert_eq!(original_room(&conn, 1).unwrap(), Some(11), "not room 12: not a member");
         assert_eq!(original_room(&conn, 2).unwrap(), Some(10));
         assert_eq!(original_room(&conn, 3).unwrap(), None);
+    }
+
+    #[test]
+    fn push_subscriptions_of_a_device() {
+        let (_db, conn) = TempDb::with_schema();
+        seed(&conn);
+        conn.exec(concat!(
+            "INSERT INTO push_subscriptions (user_id, endpoint, created_at, updated_at) VALUES ",
+            "(2, 'https://push.example/a', '2025-01-01 00:00:00', '2025-01-01 00:00:00'),",
+            "(2, 'https://push.example/b', '2025-01-01 00:00:00', '2025-01-01 00:00:00'),",
+            "(1, 'https://push.example/a', '2025-01-01 00:00:00', '2025-01-01 00:00:00');",
+        ))
+        .unwrap();
+        assert_eq!(delete_push_subscriptions(&conn, 2, "https://push.example/a").unwrap(), 1);
+        let mut st = conn.prepare("SELECT count(*) FROM push_subscriptions").unwrap();
+        assert!(st.row().unwrap());
+        assert_eq!(st.int(0), 2);
     }
 }

@@ -111,7 +111,7 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
         rq,
         move |c| {
             if let Some(endpoint) = &endpoint {
-                delete_push_subscriptions(c, user_id, endpoint)?;
+                db::auth::delete_push_subscriptions(c, user_id, endpoint)?;
             }
             if let Some(id) = session_id {
                 db::sessions::destroy(c, id)?;
@@ -126,14 +126,6 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
             Ok(())
         },
     )
-}
-
-/// Deletes the user's push subscriptions registered at `endpoint` (sign-out on a device).
-fn delete_push_subscriptions(c: &db::Conn, user_id: i64, endpoint: &str) -> db::Result<()> {
-    let mut s = c.prepare_cached("DELETE FROM push_subscriptions WHERE user_id = ?1 AND endpoint = ?2")?;
-    s.bind(1, user_id)?;
-    s.bind(2, endpoint)?;
-    s.run()
 }
 
 /// A fresh 24-character base58 session token.

@@ -163,13 +163,7 @@ impl JoinPage {
     fn load(cx: &Ctx, rq: &Req<'_, '_>, account: db::accounts::Account) -> Result<JoinPage, AppError> {
         let mut action = String::from("/join/");
         action.push_str(&String::from_utf8_lossy(rq.route.params.join_code));
-        let has_logo = {
-            let mut st = cx.db.prepare_cached(
-                "SELECT 1 FROM active_storage_attachments WHERE record_type = 'Account' AND record_id = ?1 AND name = 'logo' LIMIT 1",
-            )?;
-            st.bind(1, account.id)?;
-            st.row()?
-        };
+        let has_logo = db::layout::account_look(&cx.db)?.has_logo;
         Ok(JoinPage {
             action,
             account_name: account.name,
