@@ -10,6 +10,7 @@
 //! 5. banned addresses — a non-GET from a banned IP is 429 with an empty body;
 //! 6. version headers `X-Version` / `X-Rev`;
 //! 7. `require_unauthenticated_access` — signed-in users are sent to `/`.
+//!
 //! Plus the headers every response carries (spec/02 §1.1).
 
 use super::cookies;

@@ -117,7 +117,7 @@ impl Params {
         let n = self.push_raw(name);
         match filename {
             // A file input left empty is sent with an empty file name: Rails drops it.
-            Some(f) if f.is_empty() => {}
+            Some(b"") => {}
             Some(f) => {
                 let filename = self.push_raw(f);
                 let content_type = self.push_raw(content_type);

@@ -102,7 +102,7 @@ mod tests {
             }
         }
         // One task is running (blocked on the gate), the queue holds QUEUE_CAPACITY.
-        assert!(accepted <= QUEUE_CAPACITY + 1 && accepted >= QUEUE_CAPACITY, "{accepted}");
+        assert!((QUEUE_CAPACITY..=QUEUE_CAPACITY + 1).contains(&accepted), "{accepted}");
         drop(held);
         for _ in 0..500 {
             if ran.load(Ordering::SeqCst) == accepted {
