@@ -318,6 +318,19 @@ fn default_headers_and_errors() {
 #[test]
 fn html_pages_refuse_other_formats() {
     let srv = Server::start(&[]);
-    assert_eq!(srv.send(&Request::get("/first_run.json")).status, 406);
+    let json = srv.send(&Request::get("/first_run.json"));
+    assert_eq!(json.status, 406);
+    assert_eq!(json.body, r#"{"status":406,"error":"Not Acceptable"}"#);
     assert_eq!(srv.send(&Request::get("/first_run.html")).status, 200);
+}
+
+#[test]
+fn turbo_frame_requests_get_the_frame_layout() {
+    let srv = Server::start(&[]);
+    let full = srv.send(&Request::get("/first_run"));
+    assert!(full.body.contains("<nav id=\"nav\">"));
+    let frame = srv.send(&Request::get("/first_run").header("Turbo-Frame", "main"));
+    assert_eq!(frame.status, 200);
+    assert!(!frame.body.contains("<nav id=\"nav\">"), "{}", frame.body);
+    assert!(frame.body.contains("action=\"/first_run\""));
 }
