@@ -23,7 +23,7 @@ pub const MAX_CONNECTIONS: usize = 8192;
 /// Default upper bound on loops when CAMPFIRE_LOOPS is unset.
 pub const DEFAULT_MAX_LOOPS: usize = 4;
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     pub port: u16,
     pub database_path: PathBuf,
@@ -106,6 +106,26 @@ impl Config {
             None => stored_secret(&self.storage_path.join("secret_key_base"))?,
         };
         Ok(())
+    }
+}
+
+/// Shows everything but the secret, so a debug print can never leak it into a log.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("port", &self.port)
+            .field("database_path", &self.database_path)
+            .field("storage_path", &self.storage_path)
+            .field("secret_key_base", &"[redacted]")
+            .field("loops", &self.loops)
+            .field("log", &self.log)
+            .field("limits", &self.limits)
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("idle_timeout_ms", &self.idle_timeout_ms)
+            .field("drain_timeout_ms", &self.drain_timeout_ms)
+            .field("max_connections", &self.max_connections)
+            .field("test_routes", &self.test_routes)
+            .finish()
     }
 }
 
@@ -200,6 +220,7 @@ mod tests {
         let mut c = cfg(&[("STORAGE_PATH", &s), ("DATABASE_PATH", &db), ("SECRET_KEY_BASE", "abc")]).unwrap();
         c.prepare_storage().unwrap();
         assert_eq!(c.secret_key_base, "abc");
+        assert!(!format!("{c:?}").contains("abc"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -106,3 +106,23 @@ fn accepted_edge_shapes() {
     let r = srv.raw(b"GET /up HTTP/1.1\r\nHost: x\r\nX-Utf8: caf\xc3\xa9\r\n\r\n");
     assert_eq!(status(&r), 200, "{r}");
 }
+
+#[test]
+fn refusal_mid_upload_is_a_lingering_close() {
+    // The server answers 413 after the head while the client is still sending the body. It must
+    // then shut down its side and discard the rest rather than close with unread input, which
+    // sends a reset: the client reads the 413 and finishes writing without an error.
+    let srv = Server::start(&[("CAMPFIRE_MAX_BODY", "1000")]);
+    for _ in 0..3 {
+        let mut s = srv.connect();
+        std::io::Write::write_all(&mut s, b"POST /__echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000000\r\n\r\n").unwrap();
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let chunk = [b'z'; 65536];
+            (0..61).all(|_| std::io::Write::write_all(&mut w, &chunk).is_ok())
+        });
+        let r = read_until(&mut s, "Content Too Large\n", 1);
+        assert_eq!(status(&r), 413, "{r:?}");
+        assert!(writer.join().unwrap(), "the upload was reset instead of discarded");
+    }
+}

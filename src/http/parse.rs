@@ -423,3 +423,63 @@ fn transfer_coding_is_chunked(v: &[u8]) -> Result<(), ParseError> {
         Err(ParseError::Bad("Transfer-Encoding is not a final chunked"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::limits::HEADER_SLOTS;
+
+    fn head(req: &[u8], f: impl FnOnce(&Head)) {
+        let mut slots = [Header::EMPTY; HEADER_SLOTS];
+        let h = parse_head(req, &Limits::DEFAULT, &mut slots).unwrap().unwrap();
+        f(&h)
+    }
+
+    fn err(req: &[u8]) -> ParseError {
+        let mut slots = [Header::EMPTY; HEADER_SLOTS];
+        parse_head(req, &Limits::DEFAULT, &mut slots).unwrap_err()
+    }
+
+    #[test]
+    fn targets_split_into_path_and_query() {
+        head(b"GET /rooms/1?a=b&c HTTP/1.1\r\nHost: x\r\n\r\n", |h| {
+            assert_eq!((h.path, h.query), (&b"/rooms/1"[..], &b"a=b&c"[..]));
+        });
+        head(b"GET http://h:3000/p/q?z HTTP/1.1\r\nHost: x\r\n\r\n", |h| {
+            assert_eq!((h.path, h.query, h.target), (&b"/p/q"[..], &b"z"[..], &b"http://h:3000/p/q?z"[..]));
+        });
+        head(b"GET https://h?z HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!((h.path, h.query), (&b"/"[..], &b"z"[..])));
+        head(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!(h.path, b"*"));
+        assert!(matches!(err(b"GET * HTTP/1.1\r\nHost: x\r\n\r\n"), ParseError::Bad(_)));
+    }
+
+    #[test]
+    fn keep_alive_rules() {
+        head(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert!(h.keep_alive));
+        head(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Keep-Alive, CLOSE\r\n\r\n", |h| assert!(!h.keep_alive));
+        head(b"GET / HTTP/1.0\r\n\r\n", |h| assert!(!h.keep_alive && h.http10));
+        head(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", |h| assert!(h.keep_alive));
+        head(b"POST / HTTP/1.0\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n", |h| assert!(!h.expect_continue));
+    }
+
+    #[test]
+    fn framing() {
+        head(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n", |h| assert_eq!(h.framing, Framing::Length(12)));
+        head(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", |h| assert_eq!(h.framing, Framing::None));
+        head(b"POST / HTTP/1.1\r\nHost: x\r\ntransfer-encoding: chunked\r\n\r\n", |h| assert_eq!(h.framing, Framing::Chunked));
+        assert_eq!(err(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), ParseError::NotImplemented);
+        assert_eq!(err(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n"), ParseError::BodyTooLarge);
+    }
+
+    #[test]
+    fn versions_and_incomplete_input() {
+        assert_eq!(err(b"GET / HTTP/1.2\r\n"), ParseError::Version);
+        assert!(matches!(err(b"GET / HTTX"), ParseError::Bad(_)));
+        let full = b"GET /a HTTP/1.1\r\nHost: x\r\nA: b\r\n\r\n";
+        for cut in 0..full.len() {
+            let mut slots = [Header::EMPTY; HEADER_SLOTS];
+            assert!(matches!(parse_head(&full[..cut], &Limits::DEFAULT, &mut slots), Ok(None)), "cut {cut}");
+        }
+        head(full, |h| assert_eq!(h.len, full.len()));
+    }
+}

@@ -38,6 +38,10 @@ pub(super) struct Conn {
     pub dead: bool,
     /// The last response is queued: close once `out` is flushed, read no further requests.
     pub close_after: bool,
+    /// Our side is shut down after the last response; unread input is discarded until the peer
+    /// closes or `deadline`. Closing outright with unread input would send a reset that can
+    /// destroy the response before the client reads it (think of a 413 sent mid-upload).
+    pub lingering: bool,
     /// `100 Continue` already sent for the request in progress.
     pub continue_sent: bool,
     pub parked: Option<Parked>,
@@ -65,6 +69,7 @@ impl Conn {
             rdhup: false,
             dead: false,
             close_after: false,
+            lingering: false,
             continue_sent: false,
             parked: None,
             partial_since: 0,

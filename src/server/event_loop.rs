@@ -31,6 +31,8 @@ const READ_CHUNK: usize = 16 * 1024;
 const SMALL_BUFFER: usize = 2 * 1024;
 /// Stop reading pipelined requests while this much output waits for a slow reader.
 const OUT_HIGH_WATER: usize = 256 * 1024;
+/// How long a closing connection's unread input is discarded before the socket is closed.
+const LINGER_MS: u64 = 2_000;
 /// Output buffers above this are freed once flushed.
 const OUT_KEEP: usize = 64 * 1024;
 const EVENTS: usize = 256;
@@ -175,7 +177,7 @@ impl<H: Handler> Loop<H> {
     fn serve(&mut self, stop: &Stop) -> std::io::Result<()> {
         let mut events = [Event::EMPTY; EVENTS];
         loop {
-            let mut wake = self.next_sweep;
+            let mut wake = self.next_sweep.min(self.log.deadline());
             if self.draining {
                 wake = wake.min(self.drain_deadline);
             }
@@ -195,7 +197,9 @@ impl<H: Handler> Loop<H> {
             if self.now >= self.next_sweep {
                 self.sweep();
             }
-            self.log.flush();
+            if self.now >= self.log.deadline() {
+                self.log.flush();
+            }
             if self.draining && (self.live == 0 || self.now >= self.drain_deadline) {
                 break;
             }
@@ -305,12 +309,27 @@ impl<H: Handler> Loop<H> {
                 self.close(idx);
                 return;
             }
-            if c.close_after {
-                if !c.pending_out() {
+            if c.lingering {
+                discard_input(c);
+                if c.eof || c.dead {
                     self.close(idx);
                     return;
                 }
                 break;
+            }
+            if c.close_after {
+                if c.pending_out() {
+                    break;
+                }
+                if c.eof {
+                    self.close(idx);
+                    return;
+                }
+                net::shutdown_write(&c.fd);
+                c.lingering = true;
+                c.start = c.end;
+                c.deadline = now + LINGER_MS;
+                continue;
             }
             if c.parked.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
                 break;
@@ -479,14 +498,15 @@ impl<H: Handler> Loop<H> {
         c.partial_since = if c.has_input() { self.now } else { 0 };
         c.continue_sent = false;
         match ran.parked {
+            // Whatever the handler wrote before parking is dropped: `resume` fills a fresh one.
             Some(p) => c.parked = Some(p),
             None => {
                 let keep = ran.keep_alive && !draining && !res.wants_close();
                 respond(c, res, &mut self.head, ran.method == Method::Head, ran.http10, keep, self.now);
-                res.reset();
-                arena.reset();
             }
         }
+        res.reset();
+        arena.reset();
         Next::Served
     }
 
@@ -570,7 +590,9 @@ impl<H: Handler> Loop<H> {
     fn update_deadline(&mut self, idx: usize) {
         let (now, req, idle) = (self.now, self.request_timeout_ms, self.idle_timeout_ms);
         let Some(c) = self.conn_mut(idx) else { return };
-        c.deadline = if c.parked.is_some() {
+        c.deadline = if c.lingering {
+            c.deadline
+        } else if c.parked.is_some() {
             u64::MAX
         } else if c.pending_out() {
             c.out_since + req
@@ -733,6 +755,35 @@ fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
             c.out.extend_from_slice(b);
         } else {
             c.out.extend_from_slice(&b[n - a.len()..]);
+        }
+    }
+}
+
+/// Reads and throws away what a lingering connection still sends, until the socket is empty
+/// (edge-triggered: we must drain it) or the peer closes. Bounded per call so one client cannot
+/// hold the loop; the linger deadline ends the rest.
+fn discard_input(c: &mut Conn) {
+    let mut scratch = [0u8; 4096];
+    for _ in 0..64 {
+        if !c.readable {
+            return;
+        }
+        match net::read(&c.fd, &mut scratch) {
+            Ok(0) => {
+                c.eof = true;
+                return;
+            }
+            Ok(n) if n < scratch.len() => {
+                c.readable = false;
+                c.eof = c.rdhup;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => c.readable = false,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => {
+                c.dead = true;
+                return;
+            }
         }
     }
 }

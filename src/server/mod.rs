@@ -131,8 +131,16 @@ pub fn serve<H: Handler>(
             let st = stop.clone();
             let name = format!("loop-{}", lp.index());
             let h = std::thread::Builder::new().name(name).spawn_scoped(s, move || {
-                let handler = make(lp.index());
-                lp.run(handler, &st)
+                let index = lp.index();
+                let handler = make(index);
+                let result = lp.run(handler, &st);
+                if let Err(e) = &result {
+                    // Only epoll itself failing gets here; a process serving on fewer loops
+                    // than configured, silently, would be worse than a restart.
+                    eprintln!("campfire-room: loop {index} failed: {e}");
+                    std::process::exit(1);
+                }
+                result
             });
             match h {
                 Ok(h) => handles.push(h),

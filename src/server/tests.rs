@@ -17,6 +17,9 @@ impl Handler for Parking {
     fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow {
         match req.path {
             b"/slow" | b"/drop" => {
+                // Written before parking, so it must not leak into any response.
+                res.status(418);
+                res.body().extend_from_slice(b"LEAK");
                 let p = cx.park();
                 if req.path == b"/drop" {
                     drop(p);
@@ -87,6 +90,7 @@ fn park_and_resume_from_another_thread() {
             let rb = read_until(&mut b, &["fast"]);
             assert!(rb.ends_with("fast"), "{rb}");
             let ra = read_until(&mut a, &["resumed 1", "fast"]);
+            assert!(!ra.contains("LEAK") && !ra.contains("418"), "{ra}");
             let first = ra.find("resumed 1").expect(&ra);
             let second = ra.find("fast").expect(&ra);
             assert!(first < second, "responses out of order: {ra}");

@@ -183,3 +183,12 @@ pub fn local_port(fd: &Fd) -> std::io::Result<u16> {
     };
     Ok(u16::from_be(port))
 }
+
+/// Closes our sending side (the peer reads EOF after the bytes already sent) while we can still
+/// read: the first half of a lingering close.
+pub fn shutdown_write(fd: &Fd) {
+    // SAFETY: plain system call on a descriptor we own; failure (peer already gone) is harmless.
+    unsafe {
+        libc::shutdown(fd.raw(), libc::SHUT_WR);
+    }
+}
