@@ -1,12 +1,13 @@
 //! Randomized robustness: 120,000 generated inputs (markup fragments, entities, attachments,
 //! Trix figures, control characters, multi-byte text, random bytes) through every public
 //! function. Nothing may panic, and every rendered or sanitized output is checked for
-//! forbidden elements, attributes and URLs; every 50th one also through the html5ever oracle.
+//! forbidden elements, attributes and URLs; every 50th one also through the html5ever oracle,
+//! which must also build exactly the tree we wrote from the sanitizer's output.
 
 mod richtext_common;
 
 use campfire::richtext::tokenizer::{Token, Tokenizer};
-use campfire::richtext::{canonicalize_for_save, is_emoji_only, mentions, plain_text, play_sound, render_body, sanitize};
+use campfire::richtext::{canonicalize_for_save, is_emoji_only, mentions, plain_text, play_sound, render_body, sanitize, to_trix_html};
 use richtext_common::*;
 
 /// xorshift64*: deterministic, so a failure reproduces.
@@ -97,6 +98,7 @@ fn random_inputs_never_panic_and_never_leak() {
         let _ = is_emoji_only(&text);
         let _ = play_sound(&text);
         let _ = mentions(&input);
+        let _ = to_trix_html(&input, &hostile);
         for out in [&rendered, &hostile_rendered, &sanitized, &canonical_rendered] {
             let p = token_problems(out);
             assert!(p.is_empty(), "case {i}: {input:?}\n -> {out:?}\n {p:?}");
@@ -104,6 +106,10 @@ fn random_inputs_never_panic_and_never_leak() {
                 let p = browser_view_problems(out);
                 assert!(p.is_empty(), "case {i} (browser view): {input:?}\n -> {out:?}\n {p:?}");
             }
+        }
+        if i % 50 == 0 {
+            // The sanitizer's output is exactly the tree a browser builds from it.
+            assert_eq!(browser_reserialized(&sanitized), normalise_ours(&sanitized), "case {i}: {input:?}");
         }
     }
 }

@@ -65,6 +65,34 @@ fn is_heading(name: &str) -> bool {
     matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
+/// The HTML "special" elements (WHATWG): an implied `</li>`, `</dd>`, `</dt>` or a stray end
+/// tag does not reach past them (except `address`, `div` and `p` for the former).
+fn is_special(name: &str) -> bool {
+    matches!(
+        name,
+        "address" | "applet" | "area" | "article" | "aside" | "base" | "basefont" | "bgsound"
+            | "blockquote" | "body" | "br" | "button" | "caption" | "center" | "col" | "colgroup"
+            | "dd" | "details" | "dir" | "div" | "dl" | "dt" | "embed" | "fieldset" | "figcaption"
+            | "figure" | "footer" | "form" | "frame" | "frameset" | "h1" | "h2" | "h3" | "h4" | "h5"
+            | "h6" | "head" | "header" | "hgroup" | "hr" | "html" | "iframe" | "img" | "input"
+            | "keygen" | "li" | "link" | "listing" | "main" | "marquee" | "menu" | "meta" | "nav"
+            | "noembed" | "noframes" | "noscript" | "object" | "ol" | "p" | "param" | "plaintext"
+            | "pre" | "script" | "search" | "section" | "select" | "source" | "style" | "summary"
+            | "table" | "tbody" | "td" | "template" | "textarea" | "tfoot" | "th" | "thead"
+            | "title" | "tr" | "track" | "ul" | "wbr" | "xmp" | "svg" | "math" | "foreignobject"
+    )
+}
+
+/// Formatting elements, whose stray end tags browsers resolve by the adoption agency
+/// algorithm; approximated here by closing the element wherever it is open in scope.
+fn is_formatting(name: &str) -> bool {
+    matches!(
+        name,
+        "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small" | "strike"
+            | "strong" | "tt" | "u"
+    )
+}
+
 /// Elements a search for an open element to close does not look past.
 fn is_scope_boundary(name: &str) -> bool {
     matches!(
@@ -118,6 +146,13 @@ impl<'a> Dom<'a> {
                 }
                 Token::Doctype(_) => {}
                 Token::Start { name, attrs, self_closing } => {
+                    // Table parts outside a table are ignored by browsers.
+                    if foreign == 0
+                        && matches!(&*name, "caption" | "col" | "colgroup" | "tbody" | "td" | "tfoot" | "th" | "thead" | "tr" | "frame" | "head")
+                        && !stack.iter().any(|&id| dom.name(id) == Some("table"))
+                    {
+                        continue;
+                    }
                     if foreign == 0 {
                         if closes_p(&name) {
                             dom.close_open(&mut stack, "p", |_| false);
@@ -130,10 +165,17 @@ impl<'a> Dom<'a> {
                             }
                         }
                         match &*name {
-                            "li" => dom.close_open(&mut stack, "li", |n| n == "ul" || n == "ol"),
+                            "li" => dom.close_open(&mut stack, "li", |n| {
+                                is_special(n) && !matches!(n, "address" | "div" | "p")
+                            }),
                             "dd" | "dt" => {
-                                dom.close_open(&mut stack, "dd", |n| n == "dl");
-                                dom.close_open(&mut stack, "dt", |n| n == "dl");
+                                // The innermost open dd or dt, whichever comes first.
+                                let stop = |n: &str| is_special(n) && !matches!(n, "address" | "div" | "p" | "dd" | "dt");
+                                let dd = dom.find_open(&stack, "dd", stop);
+                                let dt = dom.find_open(&stack, "dt", stop);
+                                if let Some(pos) = dd.max(dt) {
+                                    stack.truncate(pos);
+                                }
                             }
                             "a" => dom.close_open(&mut stack, "a", |_| false),
                             _ => {}
@@ -163,7 +205,12 @@ impl<'a> Dom<'a> {
                         dom.push(Kind::Element { name: Cow::Borrowed("p"), attrs: Vec::new() }, parent);
                         continue;
                     }
-                    if let Some(pos) = dom.find_open(&stack, &name, |_| false) {
+                    // Special and formatting end tags close their element if it is open in
+                    // scope (`</li>` within its list); any other end tag only up to the
+                    // nearest special element.
+                    let other = !is_formatting(&name) && !is_special(&name);
+                    let in_list = name == "li";
+                    if let Some(pos) = dom.find_open(&stack, &name, |n| (other && is_special(n)) || (in_list && (n == "ul" || n == "ol"))) {
                         for &closed in &stack[pos..] {
                             if matches!(dom.name(closed), Some("svg" | "math")) {
                                 foreign = foreign.saturating_sub(1);
@@ -354,10 +401,11 @@ pub fn serialize_children(dom: &Dom, id: NodeId, out: &mut String) {
                         }
                     }
                 } else {
-                    if ok && matches!(&**name, "pre" | "textarea" | "listing") && starts_with_newline(dom, c) {
-                        out.push('\n');
-                    }
+                    let start = out.len();
                     serialize_children(dom, c, out);
+                    if ok && matches!(&**name, "pre" | "textarea" | "listing") && out[start..].starts_with('\n') {
+                        out.insert(start, '\n');
+                    }
                 }
                 if ok {
                     out.push_str("</");
@@ -378,27 +426,29 @@ pub fn serialize_children(dom: &Dom, id: NodeId, out: &mut String) {
     }
 }
 
-/// True when the first child of `id` is text starting with a newline (which a parser would
-/// eat after `<pre>`, so serializers write one more).
-pub fn starts_with_newline(dom: &Dom, id: NodeId) -> bool {
-    match dom.children(id).next().map(|c| &dom.nodes[c].kind) {
-        Some(Kind::Text(t)) => t.starts_with('\n'),
-        _ => false,
-    }
-}
-
 fn plain_name(n: &str) -> bool {
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':' | b'.'))
 }
 
-/// Appends `s` with `& < >` escaped (text content).
+/// Appends `s` with `& < >` escaped (text content). Also applies the parser's input
+/// normalisation so output reads back as written: CR and CRLF become LF, NUL is dropped.
 pub fn escape_text(out: &mut String, s: &str) {
+    escape(out, s, false);
+}
+
+fn escape(out: &mut String, s: &str, attr: bool) {
+    let b = s.as_bytes();
     let mut last = 0;
-    for (i, c) in s.bytes().enumerate() {
+    for (i, &c) in b.iter().enumerate() {
         let rep = match c {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
+            b'"' if attr => "&quot;",
+            b'\r' if b.get(i + 1) == Some(&b'\n') => "",
+            b'\r' => "\n",
+            0 if attr => "\u{fffd}",
+            0 => "",
             _ => continue,
         };
         out.push_str(&s[last..i]);
@@ -408,22 +458,10 @@ pub fn escape_text(out: &mut String, s: &str) {
     out.push_str(&s[last..]);
 }
 
-/// Appends `s` with `& < > "` escaped (a double-quoted attribute value).
+/// Appends `s` with `& < > "` escaped (a double-quoted attribute value), normalised like
+/// `escape_text` (NUL becomes U+FFFD, as a parser would make it).
 pub fn escape_attr(out: &mut String, s: &str) {
-    let mut last = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let rep = match c {
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
-            _ => continue,
-        };
-        out.push_str(&s[last..i]);
-        out.push_str(rep);
-        last = i + 1;
-    }
-    out.push_str(&s[last..]);
+    escape(out, s, true);
 }
 
 #[cfg(test)]
@@ -465,6 +503,15 @@ mod tests {
         assert_eq!(tree("<pre>\ncode</pre>"), "(precode)");
         assert_eq!(tree("<h1>a<h2>b"), "(h1a)(h2b)");
         assert_eq!(tree("<svg><path/><p>x</svg>y"), "(svg(path)(px))y");
+        // Implied ends stop at special elements; stray end tags too.
+        assert_eq!(tree("<li>a<blockquote><li>b"), "(lia(blockquote(lib)))");
+        assert_eq!(tree("<li>a<div><li>b"), "(lia(div))(lib)");
+        assert_eq!(tree("<dl><dt>a<dd>b<dt>c</dl>"), "(dl(dta)(ddb)(dtc))");
+        assert_eq!(tree("<span>a<div>b</span>c</div>d"), "(spana(divbc)d)");
+        assert_eq!(tree("<ul><li>a</ul></li>b"), "(ul(lia))b");
+        assert_eq!(tree("<p><button><div>x</div></button></p>"), "(p(button(divx)))");
+        // Table parts outside a table are ignored.
+        assert_eq!(tree("<td>a<tr>b<caption>c"), "abc");
     }
 
     #[test]

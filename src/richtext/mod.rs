@@ -7,7 +7,7 @@
 //! Pieces: `tokenizer` (HTML tokens, hostile input), `entities` (character references), `dom`
 //! (a small fragment tree), `sanitizer` (allowlists, URL checks, re-serialization),
 //! `attachments` (`<action-text-attachment>`: resolve, render, plain text, canonical save
-//! form), `plain_text` (spec/01 §8.4), `filters` (Campfire's presentation filters, auto-linking,
+//! form), `plain_text` (spec/01 §8.4), `trix` (the editor's form), `filters` (Campfire's presentation filters, auto-linking,
 //! emoji-only), `sounds` (`/play`), `sgid` (lenient user ids), `json` (Trix/sgid payloads).
 //!
 //! Public API (all pure, no I/O, no global state; safe to call from any thread):
@@ -21,6 +21,8 @@
 //!   attachment's filename when empty.)
 //! - `canonicalize_for_save(submitted: &str) -> String` — what to store in
 //!   `action_text_rich_texts.body` (spec/01 §8.2); not sanitized.
+//! - `to_trix_html(stored_body: &str, resolve: ...) -> String` — the body as the edit form's
+//!   Trix editor loads it (attachments as `figure[data-trix-attachment]`).
 //! - `mentions(stored_body: &str) -> Vec<String>` — attachment sgids, first-seen order, no
 //!   duplicates; the caller verifies each (crypto, purpose `attachable`), keeps `User`s that are
 //!   room members.
@@ -42,11 +44,13 @@ pub mod sanitizer;
 pub mod sgid;
 pub mod sounds;
 pub mod tokenizer;
+pub mod trix;
 
 pub use attachments::{canonicalize_for_save, mentions, Mention};
 pub use filters::is_emoji_only;
 pub use plain_text::plain_text;
 pub use sounds::{play_sound, Sound};
+pub use trix::to_trix_html;
 
 /// HTML that is safe to write into a page as is. Only this module can make one, so a template
 /// writing a `Safe` raw can only write sanitizer output or markup generated here.

@@ -148,9 +148,26 @@ impl Hooks for NoHooks {
 }
 
 /// Sanitizes `html` with `policy` into `out`.
+///
+/// Unwrapping an element can leave markup that parses differently once it is gone
+/// (`<p><button><div>` → `<p><div>` closes the `p`; `<h1><font><h1>` → `<h1><h1>`); when
+/// anything was unwrapped, the result is parsed and written once more, so what we emit is what
+/// a parser builds from it.
 pub fn sanitize_into(html: &str, policy: &Policy, out: &mut String) {
     let dom = Dom::parse(html);
-    write_children(&dom, ROOT, policy, &mut NoHooks, false, out);
+    let reshaped = policy.unwrap_disallowed
+        && dom.nodes.iter().any(|n| match &n.kind {
+            Kind::Element { name, .. } => !(policy.tag_allowed)(name) && !drop_with_content(name),
+            _ => false,
+        });
+    if !reshaped {
+        write_children(&dom, ROOT, policy, &mut NoHooks, false, out);
+        return;
+    }
+    let mut first = String::with_capacity(html.len());
+    write_children(&dom, ROOT, policy, &mut NoHooks, false, &mut first);
+    let again = Dom::parse(&first);
+    write_children(&again, ROOT, policy, &mut NoHooks, false, out);
 }
 
 /// Writes the sanitized children of `id`. `in_link` marks text inside `<a>`.
@@ -194,10 +211,13 @@ pub fn write_children(dom: &Dom, id: NodeId, policy: &Policy, hooks: &mut dyn Ho
                 if name == "action-text-attachment" {
                     hooks.attachment(dom, c, out);
                 } else {
-                    if name == "pre" && dom::starts_with_newline(dom, c) {
-                        out.push('\n');
-                    }
+                    let start = out.len();
                     write_children(dom, c, policy, hooks, in_link || name == "a", out);
+                    // A parser eats one newline right after `<pre>`: write one more when the
+                    // content we actually emitted starts with one.
+                    if name == "pre" && out[start..].starts_with('\n') {
+                        out.insert(start, '\n');
+                    }
                 }
                 out.push_str("</");
                 out.push_str(name);

@@ -124,3 +124,30 @@ fn walk(node: &Handle, problems: &mut Vec<String>) {
         walk(c, problems);
     }
 }
+
+/// What html5ever builds from `html` (as `div.innerHTML`), serialized again, normalised for
+/// the escaping choices that do not change the tree (`&quot;`/`&lt;`/`&gt;`, NBSP).
+pub fn browser_reserialized(html: &str) -> String {
+    let dom = parse_fragment(
+        RcDom::default(),
+        ParseOpts::default(),
+        QualName::new(None, ns!(html), local_name!("div")),
+        vec![],
+    )
+    .one(html);
+    let root = dom.document.children.borrow()[0].clone();
+    let mut out = Vec::new();
+    html5ever::serialize(&mut out, &markup5ever_rcdom::SerializableHandle::from(root), Default::default())
+        .expect("serialize to a Vec");
+    normalise(&String::from_utf8(out).expect("utf-8"))
+}
+
+fn normalise(s: &str) -> String {
+    s.replace("&quot;", "\"").replace("&gt;", ">").replace("&lt;", "<").replace('\u{a0}', "&nbsp;")
+}
+
+/// Our output normalised like `browser_reserialized`, minus the newline we add after `<pre>`
+/// for the parser to eat (html5ever's serializer does not add it back).
+pub fn normalise_ours(s: &str) -> String {
+    normalise(s).replace("<pre>\n", "<pre>")
+}
