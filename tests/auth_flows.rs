@@ -334,3 +334,21 @@ fn turbo_frame_requests_get_the_frame_layout() {
     assert!(!frame.body.contains("<nav id=\"nav\">"), "{}", frame.body);
     assert!(frame.body.contains("action=\"/first_run\""));
 }
+
+#[test]
+fn account_logo_is_the_stock_icon_with_revalidation() {
+    let srv = Server::start(&[]);
+    let r = srv.send(&Request::get("/account/logo"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Type"), Some("image/png"));
+    assert_eq!(r.header("Cache-Control"), Some("max-age=300, public, stale-while-revalidate=604800"));
+    assert!(r.body.starts_with("\u{fffd}PNG"), "a PNG");
+    let etag = r.header("ETag").unwrap().to_string();
+    let again = srv.send(&Request::get("/account/logo").header("If-None-Match", &etag));
+    assert_eq!(again.status, 304);
+    let small = srv.send(&Request::get("/account/logo?size=small").header("If-None-Match", &etag));
+    assert_eq!(small.status, 200, "another representation, another tag");
+    // First run changes the account: the old tag is stale.
+    first_run(&srv);
+    assert_eq!(srv.send(&Request::get("/account/logo").header("If-None-Match", &etag)).status, 200);
+}

@@ -193,7 +193,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#destroy") // accounts::bots::destroy
         }
         [b"account", b"join_code"] if m == Post => (join_codes::create, SIGNED_IN, p, "accounts/join_codes#create"),
-        [b"account", b"logo"] if get => (UNBUILT, ANYONE, p, "accounts/logos#show"), // accounts::logos::show
+        [b"account", b"logo"] if get => (logos::show, ANYONE, p, "accounts/logos#show"),
         [b"account", b"logo"] if m == Delete => (UNBUILT, SIGNED_IN, p, "accounts/logos#destroy"), // accounts::logos::destroy
         [b"account", b"custom_styles", b"edit"] if get => {
             (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#edit") // accounts::custom_styles::edit

@@ -7,6 +7,7 @@ pub mod bans;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
+pub mod logos;
 pub mod sessions;
 pub mod users;
 pub mod welcome;
