@@ -4,7 +4,7 @@ RELEASE  := target/$(TARGET)/release/campfire-room
 # Static glibc (static-pie): the binary must run in an empty root (FROM scratch).
 STATIC   := -C target-feature=+crt-static
 
-.PHONY: all build test bench bench-quick clean
+.PHONY: all build test e2e bench bench-quick clean
 all: campfire-room
 
 campfire-room: build
@@ -19,6 +19,12 @@ build:
 test: campfire-room
 	CAMPFIRE_BIN=$(CURDIR)/campfire-room cargo test --locked --workspace
 	tests/container.sh $(CURDIR)/campfire-room
+	$(MAKE) e2e
+
+# Browser tests: playwright-core drives Debian's Chromium (/usr/bin/chromium) against the binary.
+e2e: campfire-room
+	cd e2e && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund; } \
+		&& CAMPFIRE_BIN=$(CURDIR)/campfire-room node --test
 
 # The benchmark kit (docs/bench.md): seeds a fresh copy, runs the server pinned to one core.
 bench: campfire-room

@@ -1,6 +1,6 @@
-//! campfire-room's entry point: configuration from the environment, storage folders, then the
-//! event loops until SIGTERM. Exit codes: 0 after a clean drain, 2 for bad configuration,
-//! 1 when the server cannot start or fails.
+//! campfire-room's entry point: configuration from the environment, storage folders, the
+//! database (schema, writer thread), then the event loops until SIGTERM. Exit codes: 0 after a
+//! clean drain, 2 for bad configuration, 1 when the server cannot start or fails.
 
 use campfire::{app, config::Config, server, sys};
 
@@ -19,15 +19,29 @@ fn main() {
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");
     }
-    // The database is opened here (db::schema::ensure, the writer thread) once src/db lands;
-    // each loop's App then gets its read-only connection in `app::App::new`.
     eprintln!(
         "campfire-room: port {} loops {} database {}",
         cfg.port,
         cfg.loops,
         cfg.database_path.display()
     );
-    match server::run(&cfg, |i| app::App::new(&cfg, i)) {
+    let env = app::Env::from_lookup(|k| std::env::var(k).ok());
+    let shared = match app::Shared::start(cfg.clone(), env) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("campfire-room: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = server::run(&cfg, |i| match app::Ctx::new(&shared) {
+        Ok(cx) => cx,
+        Err(e) => {
+            eprintln!("campfire-room: loop {i}: cannot open the database: {e}");
+            std::process::exit(1);
+        }
+    });
+    shared.writer.stop();
+    match result {
         Ok(()) => std::process::exit(0),
         Err(e) => {
             eprintln!("campfire-room: {e}");

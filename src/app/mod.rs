@@ -1,81 +1,254 @@
-//! The application: routes a request to the controller function that answers it. For now only
-//! the health check (Rails' `rails/health#show` at `/up`) and, with CAMPFIRE_TEST_ROUTES=1, two
-//! routes the integration tests use. The controllers (one file per Rails controller) and the
-//! per-loop context (read-only database connection, writer handle) are added here.
+//! The application: the request pipeline around the controllers (design §3–§4, spec/02 §1).
+//!
+//! Every request on a loop goes through `Ctx::handle`:
+//! 1. outside the Rails chain: `/up` and the embedded assets;
+//! 2. parameters decoded (query, url-encoded or multipart body), the `_method` override;
+//! 3. `router::recognize` → the controller function and its access rules (404 when none);
+//! 4. `gates::run`: browser gate, authentication, deny bots, forgery protection, banned
+//!    addresses, version headers — spec/02 §1.2, in that order;
+//! 5. the action: returns `Flow::Done` with the response filled, or parks the connection
+//!    while the writer (`Ctx::write`) or the worker (`Ctx::work`) does its part (flow.rs);
+//! 6. errors (`AppError`) become statuses and pages in one place, `errors::render`.
+//!
+//! Controllers are plain functions `fn(&mut Ctx, &mut Req, &mut Response) -> Result<Flow, AppError>`
+//! in `controllers/<rails controller>.rs`; see docs/architecture.md "How to add a controller".
+
+pub mod browser;
+pub mod client_ip;
+pub mod controllers;
+pub mod cookies;
+pub mod errors;
+pub mod flow;
+pub mod gates;
+pub mod layout;
+pub mod params;
+pub mod rate_limit;
+pub mod request;
+pub mod respond;
+pub mod router;
+pub mod test_routes;
+pub mod worker;
+
+pub use crate::server::Flow;
+pub use errors::AppError;
+pub use flow::Ticket;
+pub use request::{Current, Req};
 
 use crate::config::Config;
+use crate::crypto::Keys;
+use crate::db::{self, Conn, Writer};
 use crate::http::{Method, Request, Response};
-use crate::server::{Call, Flow, Handler};
+use crate::server::{Call, Handler};
+use params::Params;
+use rate_limit::RateLimiter;
+use std::sync::Arc;
+use worker::Worker;
 
-/// One per loop thread.
-pub struct App {
-    test_routes: bool,
+/// A controller action.
+pub type Action = fn(&mut Ctx, &mut Req<'_, '_>, &mut Response) -> Result<Flow, AppError>;
+
+/// Settings only the application reads, taken from the environment once at start.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// Cookies get `Secure` and responses HSTS unless `DISABLE_SSL` is set (spec/03 §12).
+    pub secure_cookies: bool,
+    /// `X-Version`: `APP_VERSION`, else `GIT_REVISION`, else `0`.
+    pub version: String,
+    /// `X-Rev`: `GIT_REVISION`, omitted when unset.
+    pub rev: Option<String>,
+    /// `VAPID_PUBLIC_KEY`, shown to the page's push code (empty when unset).
+    pub vapid_public_key: String,
 }
 
-impl App {
-    /// Builds loop `_loop_index`'s application state.
-    pub fn new(cfg: &Config, _loop_index: usize) -> App {
-        App { test_routes: cfg.test_routes }
-    }
-}
-
-const UP_PAGE: &[u8] = b"<!DOCTYPE html><html><head><title>campfire-room</title></head>\
-<body style=\"background-color: green\"></body></html>\n";
-
-impl Handler for App {
-    fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow {
-        match (req.method, req.path) {
-            (Method::Get | Method::Head, b"/up") => up(res),
-            (Method::Post, b"/__echo") if self.test_routes => echo(req, res),
-            (Method::Get, b"/__park") if self.test_routes => return park(req, res, cx),
-            _ => not_found(res),
+impl Env {
+    /// Reads `DISABLE_SSL`, `APP_VERSION`, `GIT_REVISION` and `VAPID_PUBLIC_KEY` through `get`.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Env {
+        let nonblank = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let rev = nonblank("GIT_REVISION");
+        Env {
+            secure_cookies: nonblank("DISABLE_SSL").is_none(),
+            version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| "0".into()),
+            rev,
+            vapid_public_key: nonblank("VAPID_PUBLIC_KEY").unwrap_or_default(),
         }
-        Flow::Done
     }
 }
 
-/// GET /up: 200 with a green page while the process serves requests.
-fn up(res: &mut Response) {
-    res.header("Content-Type", b"text/html; charset=utf-8");
-    res.header("Cache-Control", b"no-store");
-    res.set_static_body(UP_PAGE);
+/// What every loop shares; built once by `main` and handed to each loop's `Ctx::new`.
+#[derive(Clone)]
+pub struct Shared {
+    pub config: Arc<Config>,
+    pub env: Arc<Env>,
+    pub keys: Arc<Keys>,
+    pub writer: Writer,
+    pub worker: Worker,
+    /// The `POST /session` limiter: one for the whole process, as Rails' cache is.
+    pub sign_in_limiter: Arc<RateLimiter>,
 }
 
-fn not_found(res: &mut Response) {
-    res.status(404);
-    res.header("Content-Type", b"text/plain; charset=utf-8");
-    res.set_static_body(b"Not Found\n");
-}
-
-/// Test route: answers with the length of the (de-chunked) body and its first bytes.
-fn echo(req: &Request, res: &mut Response) {
-    res.header("Content-Type", b"text/plain");
-    let b = res.body();
-    crate::http::response::push_u64(b, req.body.len() as u64);
-    b.push(b' ');
-    b.extend_from_slice(&req.body[..req.body.len().min(64)]);
-}
-
-/// Test route: parks the connection and resumes it from another thread after `?ms=N`
-/// milliseconds (default 10), proving the loop keeps serving others meanwhile.
-fn park(req: &Request, res: &mut Response, cx: &mut Call<App>) -> Flow {
-    let ms = std::str::from_utf8(req.query)
-        .ok()
-        .and_then(|q| q.strip_prefix("ms="))
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(10)
-        .min(10_000);
-    let parker = cx.park();
-    let spawned = std::thread::Builder::new().spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-        parker.resume(move |_app, res| {
-            res.header("Content-Type", b"text/plain");
-            res.body().extend_from_slice(format!("parked {ms}ms\n").as_bytes());
-        });
-    });
-    if spawned.is_err() {
-        // The Parker was dropped with the closure: the loop answers 500.
-        res.status(500);
+impl Shared {
+    /// Derives the keys, starts the writer (which creates the schema on an empty database)
+    /// and the worker pool.
+    pub fn start(config: Config, env: Env) -> Result<Shared, String> {
+        let keys = Keys::derive(config.secret_key_base.as_bytes());
+        let path = config.database_path.to_string_lossy().into_owned();
+        let writer = Writer::start(&path).map_err(|e| format!("cannot open database {path}: {e}"))?;
+        let worker = Worker::start(worker_threads()).map_err(|e| format!("cannot start worker threads: {e}"))?;
+        Ok(Shared {
+            config: Arc::new(config),
+            env: Arc::new(env),
+            keys: Arc::new(keys),
+            writer,
+            worker,
+            sign_in_limiter: Arc::new(RateLimiter::sessions()),
+        })
     }
-    Flow::Parked
+}
+
+/// Worker threads for bcrypt and other slow work: two on machines with cores to spare, so one
+/// slow hash does not queue every other sign-in; one on one- and two-core machines, so a flood
+/// of sign-ins always leaves a core to the loops (a saturated core is what makes `/up` slow
+/// while bcrypt runs, not blocking). `CAMPFIRE_WORKERS` overrides (1–8).
+pub fn worker_threads() -> usize {
+    if let Some(n) = std::env::var("CAMPFIRE_WORKERS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.clamp(1, 8);
+    }
+    if crate::sys::process::usable_cpus() > 2 {
+        2
+    } else {
+        1
+    }
+}
+
+/// One per loop thread: that loop's read-only connection and handles on the shared pieces.
+pub struct Ctx {
+    /// This loop's read-only connection (its prepared statements are cached per loop).
+    pub db: Conn,
+    pub config: Arc<Config>,
+    pub env: Arc<Env>,
+    pub keys: Arc<Keys>,
+    pub writer: Writer,
+    pub worker: Worker,
+    pub sign_in_limiter: Arc<RateLimiter>,
+    /// Reused parameter buffers (taken out while a request uses them).
+    params: Params,
+    /// Reused buffers for verifying cookies.
+    pub scratch: crate::crypto::Scratch,
+}
+
+impl Ctx {
+    /// Builds loop state: opens a read-only connection on the database.
+    pub fn new(shared: &Shared) -> db::Result<Ctx> {
+        let path = shared.config.database_path.to_string_lossy().into_owned();
+        Ok(Ctx {
+            db: Conn::open(&path, db::Mode::ReadOnly)?,
+            config: Arc::clone(&shared.config),
+            env: Arc::clone(&shared.env),
+            keys: Arc::clone(&shared.keys),
+            writer: shared.writer.clone(),
+            worker: shared.worker.clone(),
+            sign_in_limiter: Arc::clone(&shared.sign_in_limiter),
+            params: Params::default(),
+            scratch: crate::crypto::Scratch::default(),
+        })
+    }
+}
+
+impl Handler for Ctx {
+    fn handle(&mut self, req: &Request, res: &mut Response, call: &mut Call<Self>) -> Flow {
+        if matches!(req.method, Method::Get | Method::Head) {
+            if req.path == b"/up" {
+                controllers::health::show(res);
+                return Flow::Done;
+            }
+            if let Some(asset) = crate::assets::lookup(req.path) {
+                crate::assets::serve(req, res, asset);
+                return Flow::Done;
+            }
+        }
+        if self.config.test_routes {
+            if let Some(flow) = test_routes::handle(req, res, call) {
+                return flow;
+            }
+        }
+        let mut params = std::mem::take(&mut self.params);
+        params.clear();
+        let flow = pipeline(self, req, res, call, &mut params);
+        self.params = params;
+        flow
+    }
+}
+
+/// Steps 2–6 of the module comment. Nothing is written to `res` before the action has run:
+/// a parked request's response is filled later, and bytes left in `res` at that point would
+/// belong to whatever the loop answers next.
+fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx>, params: &mut Params) -> Flow {
+    params.add_urlencoded(req.query);
+    if req.is_form() {
+        params.add_urlencoded(req.body);
+    } else if let Some(boundary) = req.header(b"content-type").and_then(params::multipart_boundary) {
+        if params.add_multipart(req.body, boundary).is_err() {
+            gates::default_headers(cx, res);
+            errors::render(&AppError::BadRequest("malformed multipart body"), "-", false, res);
+            return Flow::Done;
+        }
+    }
+    let method = method_override(req, params);
+    let Some(route) = router::recognize(method, req.path) else {
+        gates::default_headers(cx, res);
+        errors::render(&AppError::NotFound, "-", false, res);
+        return Flow::Done;
+    };
+    let ip = match client_ip::client_ip(
+        req.peer,
+        req.header(b"forwarded"),
+        req.header(b"x-forwarded-for"),
+        req.header(b"client-ip"),
+    ) {
+        Ok(ip) => ip,
+        Err(client_ip::Spoofed) => {
+            gates::default_headers(cx, res);
+            errors::render(&AppError::Internal("IP spoofing: Client-Ip not in X-Forwarded-For"), route.name, false, res);
+            return Flow::Done;
+        }
+    };
+    let params: &Params = params;
+    let mut rq = Req::new(req, method, route, params, ip, call);
+    let result = match gates::run(cx, &mut rq, res) {
+        Ok(gates::Gate::Pass) => (route.action)(cx, &mut rq, res),
+        Ok(gates::Gate::Answered) => Ok(Flow::Done),
+        Err(e) => Err(e),
+    };
+    if let Ok(Flow::Parked) = result {
+        return Flow::Parked;
+    }
+    gates::default_headers(cx, res);
+    if rq.chain_passed {
+        gates::version_headers(cx, res);
+    }
+    match result {
+        Err(e) => errors::render(&e, route.name, rq.wants_json(), res),
+        Ok(_) => {
+            rq.finish(cx, res);
+            if !rq.own_cache_control {
+                gates::cache_headers(res);
+            }
+        }
+    }
+    Flow::Done
+}
+
+/// Rack::MethodOverride: a POST may say it is a PATCH, PUT or DELETE through the `_method`
+/// form field (or the `X-HTTP-Method-Override` header).
+fn method_override(req: &Request, params: &Params) -> Method {
+    if req.method != Method::Post {
+        return req.method;
+    }
+    let wanted = params.get("_method").or_else(|| req.header(b"x-http-method-override"));
+    match wanted {
+        Some(m) if m.eq_ignore_ascii_case(b"patch") => Method::Patch,
+        Some(m) if m.eq_ignore_ascii_case(b"put") => Method::Put,
+        Some(m) if m.eq_ignore_ascii_case(b"delete") => Method::Delete,
+        _ => Method::Post,
+    }
 }

@@ -22,7 +22,9 @@ pub mod schema;
 pub mod writer;
 
 pub mod accounts;
+pub mod auth;
 pub mod bans;
+pub mod layout;
 pub mod boosts;
 pub mod memberships;
 pub mod messages;

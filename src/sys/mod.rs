@@ -1,4 +1,4 @@
-//! The only home of libc calls for the event loop: epoll, sockets, eventfd, signals, clocks,
+//! The only home of libc calls: epoll, sockets, eventfd, signals, clocks, getrandom,
 //! process limits. Everything above this folder is safe Rust; every `unsafe` block here carries a
 //! `// SAFETY:` line saying why the call is sound.
 //!
@@ -6,12 +6,12 @@
 //! and `Interrupted` like they would with std.
 
 pub mod clock;
-pub mod random;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;
 pub mod net;
 pub mod process;
+pub mod random;
 pub mod signal;
 
 pub use fd::Fd;

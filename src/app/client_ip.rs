@@ -1,0 +1,238 @@
+//! The client IP address as Rails' `request.remote_ip` computes it (spec/03 §9).
+//!
+//! Sessions record it, bans match it and the sign-in rate limit counts by it, so it must agree
+//! with what Rails stored before the switch. Rules: the forwarded list comes from the RFC 7239
+//! `Forwarded` header when present, else `X-Forwarded-For`; candidates are that list read from
+//! the right, then `Client-Ip` from the right, then the socket peer; trusted proxies (loopback,
+//! private and link-local ranges) are skipped; the first remaining candidate wins. When every
+//! candidate is a proxy, the left-most forwarded/Client-Ip address is used, else the peer.
+
+use std::net::IpAddr;
+
+/// Both `Client-Ip` and a forwarded list were sent and disagree: Rails raises an
+/// IP-spoofing error (500) rather than guess.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Spoofed;
+
+/// Most addresses we look at in one header; the rest of a longer list is ignored (a proxy chain
+/// longer than this is not a real deployment, and the list is attacker-controlled).
+const MAX_ADDRS: usize = 16;
+
+/// A small fixed list of parsed addresses, so the computation never allocates.
+struct Addrs {
+    items: [IpAddr; MAX_ADDRS],
+    len: usize,
+}
+
+impl Addrs {
+    fn new() -> Addrs {
+        Addrs { items: [IpAddr::from([0u8, 0, 0, 0]); MAX_ADDRS], len: 0 }
+    }
+    fn push(&mut self, ip: IpAddr) {
+        if self.len < MAX_ADDRS {
+            self.items[self.len] = ip;
+            self.len += 1;
+        }
+    }
+    fn as_slice(&self) -> &[IpAddr] {
+        &self.items[..self.len]
+    }
+}
+
+/// Computes the client IP from the socket peer and the three proxy headers (each the raw
+/// header value, when present). Never fails on malformed headers: invalid entries are skipped.
+/// Returns `Err(Spoofed)` only in the case Rails treats as an attack (see [`Spoofed`]).
+pub fn client_ip(
+    peer: IpAddr,
+    forwarded: Option<&[u8]>,
+    x_forwarded_for: Option<&[u8]>,
+    client_ip: Option<&[u8]>,
+) -> Result<IpAddr, Spoofed> {
+    let mut fwd = Addrs::new();
+    match forwarded {
+        Some(v) => forwarded_for_values(v, &mut fwd),
+        None => {
+            if let Some(v) = x_forwarded_for {
+                comma_list(v, &mut fwd);
+            }
+        }
+    }
+    let mut cli = Addrs::new();
+    if let Some(v) = client_ip {
+        comma_list(v, &mut cli);
+    }
+    let (fwd, cli) = (fwd.as_slice(), cli.as_slice());
+    if let (Some(first_cli), Some(_)) = (cli.first(), fwd.first()) {
+        if !fwd.contains(first_cli) {
+            return Err(Spoofed);
+        }
+    }
+    let candidates = fwd.iter().rev().chain(cli.iter().rev());
+    for ip in candidates.chain(std::iter::once(&peer)) {
+        if !is_trusted_proxy(ip) {
+            return Ok(*ip);
+        }
+    }
+    // All trusted: the left-most client address (Client-Ip first, as Rails orders them).
+    Ok(cli.first().or(fwd.first()).copied().unwrap_or(peer))
+}
+
+/// Rails' default trusted proxies: 127/8, ::1, fc00::/7, 10/8, 172.16/12, 192.168/16,
+/// 169.254/16, fe80::/10 (IPv4-mapped IPv6 is judged by its IPv4 address).
+pub fn is_trusted_proxy(ip: &IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            o[0] == 127
+                || o[0] == 10
+                || (o[0] == 172 && (o[1] & 0xf0) == 16)
+                || (o[0] == 192 && o[1] == 168)
+                || (o[0] == 169 && o[1] == 254)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_trusted_proxy(&IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            v6.is_loopback() || (s[0] & 0xfe00) == 0xfc00 || (s[0] & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+/// Parses a comma-separated address list (`X-Forwarded-For`, `Client-Ip`), keeping valid
+/// single addresses only; `1.2.3.4:5678` and `[::1]:80` lose their port as in Rack.
+fn comma_list(v: &[u8], out: &mut Addrs) {
+    for item in v.split(|&b| b == b',') {
+        if let Some(ip) = parse_addr(trim(item)) {
+            out.push(ip);
+        }
+    }
+}
+
+/// Collects the `for=` values of an RFC 7239 `Forwarded` header, in order.
+fn forwarded_for_values(v: &[u8], out: &mut Addrs) {
+    for element in v.split(|&b| b == b',') {
+        for pair in element.split(|&b| b == b';') {
+            let pair = trim(pair);
+            let Some(eq) = pair.iter().position(|&b| b == b'=') else { continue };
+            let (name, value) = (&pair[..eq], &pair[eq + 1..]);
+            if !name.eq_ignore_ascii_case(b"for") {
+                continue;
+            }
+            let value = trim(value);
+            let value = value
+                .strip_prefix(b"\"")
+                .and_then(|x| x.strip_suffix(b"\""))
+                .unwrap_or(value);
+            if let Some(ip) = parse_addr(value) {
+                out.push(ip);
+            }
+        }
+    }
+}
+
+/// One address, optionally bracketed and/or with a port.
+fn parse_addr(s: &[u8]) -> Option<IpAddr> {
+    let s = std::str::from_utf8(s).ok()?;
+    if let Some(rest) = s.strip_prefix('[') {
+        let end = rest.find(']')?;
+        return rest[..end].parse().ok();
+    }
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    // IPv4 with a port: exactly one colon.
+    let (host, port) = s.rsplit_once(':')?;
+    if host.contains(':') || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    host.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn peer_only() {
+        assert_eq!(client_ip(ip("203.0.113.5"), None, None, None), Ok(ip("203.0.113.5")));
+    }
+
+    #[test]
+    fn proxy_on_localhost_forwards_the_client() {
+        let got = client_ip(ip("127.0.0.1"), None, Some(b"203.0.113.1"), None);
+        assert_eq!(got, Ok(ip("203.0.113.1")));
+    }
+
+    #[test]
+    fn rightmost_untrusted_wins() {
+        let got = client_ip(ip("10.0.0.1"), None, Some(b"1.1.1.1, 2.2.2.2, 10.0.0.2"), None);
+        assert_eq!(got, Ok(ip("2.2.2.2")));
+    }
+
+    #[test]
+    fn untrusted_peer_beats_nothing_but_is_after_forwarded() {
+        // A client that talks to us directly can still claim anything in X-Forwarded-For: Rails
+        // believes the right-most untrusted entry. We match Rails, not a stricter policy.
+        let got = client_ip(ip("198.51.100.7"), None, Some(b"203.0.113.9"), None);
+        assert_eq!(got, Ok(ip("203.0.113.9")));
+    }
+
+    #[test]
+    fn all_trusted_takes_leftmost() {
+        let got = client_ip(ip("127.0.0.1"), None, Some(b"192.168.1.2, 10.0.0.3"), None);
+        assert_eq!(got, Ok(ip("192.168.1.2")));
+        assert_eq!(client_ip(ip("127.0.0.1"), None, None, None), Ok(ip("127.0.0.1")));
+    }
+
+    #[test]
+    fn forwarded_header_has_priority() {
+        let got = client_ip(
+            ip("127.0.0.1"),
+            Some(b"for=192.0.2.60;proto=http;by=203.0.113.43, for=\"[2001:db8:cafe::17]:4711\""),
+            Some(b"9.9.9.9"),
+            None,
+        );
+        assert_eq!(got, Ok(ip("2001:db8:cafe::17")));
+    }
+
+    #[test]
+    fn garbage_and_ports_are_handled() {
+        let got = client_ip(ip("127.0.0.1"), None, Some(b"nonsense, 1.2.3.4:8080, 1.2.3.0/24"), None);
+        assert_eq!(got, Ok(ip("1.2.3.4")));
+    }
+
+    #[test]
+    fn client_ip_header_and_spoofing() {
+        assert_eq!(client_ip(ip("127.0.0.1"), None, None, Some(b"4.4.4.4")), Ok(ip("4.4.4.4")));
+        assert_eq!(
+            client_ip(ip("127.0.0.1"), None, Some(b"4.4.4.4"), Some(b"4.4.4.4")),
+            Ok(ip("4.4.4.4"))
+        );
+        assert_eq!(client_ip(ip("127.0.0.1"), None, Some(b"5.5.5.5"), Some(b"4.4.4.4")), Err(Spoofed));
+    }
+
+    #[test]
+    fn trusted_ranges() {
+        for t in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.0.1", "169.254.1.1", "::1", "fd00::1", "fe80::1", "::ffff:10.0.0.1"] {
+            assert!(is_trusted_proxy(&ip(t)), "{t}");
+        }
+        for u in ["172.32.0.1", "8.8.8.8", "203.0.113.1", "2001:db8::1", "::ffff:8.8.8.8"] {
+            assert!(!is_trusted_proxy(&ip(u)), "{u}");
+        }
+    }
+}

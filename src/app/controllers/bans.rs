@@ -1,0 +1,63 @@
+//! Users::BansController (spec/02 §4.14, spec/01 §4.5): administrators ban a user — every
+//! public address the user signed in from is banned, their sessions end, their messages are
+//! removed — or lift the ban.
+
+use crate::app::{respond, AppError, Ctx, Flow, Req};
+use crate::db;
+use crate::http::Response;
+
+/// `POST /users/:user_id/ban`: 422 (nothing changed) when one of the user's sessions came
+/// from a private or loopback address, as Rails' validation refuses those.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let user_id = banned_user(cx, rq)?;
+    let now = db::time::now_us();
+    cx.write(
+        rq,
+        move |c| {
+            if let Err(refused) = db::bans::ban(c, user_id, now)? {
+                return Ok(Err(refused));
+            }
+            // Rails removes the banned user's messages in a background job; here they go in
+            // the same transaction.
+            for id in db::bans::message_ids(c, user_id)? {
+                db::messages::destroy(c, id, now)?;
+            }
+            Ok(Ok(()))
+        },
+        move |_, res, banned| match banned? {
+            Ok(()) => {
+                respond::redirect(res, &format!("/users/{user_id}"));
+                Ok(())
+            }
+            Err(refused) => Err(AppError::Unprocessable(refused.message())),
+        },
+    )
+}
+
+/// `DELETE /users/:user_id/ban`: the user is active again (their sessions are not restored).
+pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let user_id = banned_user(cx, rq)?;
+    let now = db::time::now_us();
+    cx.write(rq, move |c| db::bans::unban(c, user_id, now), move |_, res, done| {
+        done?;
+        respond::redirect(res, &format!("/users/{user_id}"));
+        Ok(())
+    })
+}
+
+/// Administrators only (403); the user must exist (404).
+fn banned_user(cx: &Ctx, rq: &Req<'_, '_>) -> Result<i64, AppError> {
+    if !rq.is_admin() {
+        return Err(AppError::Head(403));
+    }
+    let id = parse_id(rq.route.params.user_id).ok_or(AppError::NotFound)?;
+    db::users::find(&cx.db, id)?.map(|u| u.id).ok_or(AppError::NotFound)
+}
+
+/// A decimal record id from a path segment.
+pub(crate) fn parse_id(seg: &[u8]) -> Option<i64> {
+    if seg.is_empty() || seg.len() > 18 || !seg.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(seg).ok()?.parse().ok()
+}

@@ -1,0 +1,13 @@
+//! One file per Rails controller, each holding that controller's actions as plain functions
+//! (`fn(&mut Ctx, &mut Req, &mut Response) -> Result<Flow, AppError>`), wired in `router.rs`.
+//! Nested Rails controllers (`Users::BansController`) are named after their resource here
+//! (`bans.rs`) when unambiguous.
+
+pub mod bans;
+pub mod first_runs;
+pub mod health;
+pub mod join_codes;
+pub mod logos;
+pub mod sessions;
+pub mod users;
+pub mod welcome;

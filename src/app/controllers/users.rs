@@ -1,0 +1,198 @@
+//! UsersController, the join-link actions (spec/02 §4.11): `/join/<code>` lets anyone holding
+//! the account's current join code create a member account, which joins every open room and
+//! is signed in. Also the "name tag" sign-up card shared with first run.
+
+use crate::app::layout::{self, Page};
+use crate::app::{cookies, respond, AppError, Ctx, Flow, Req};
+use crate::db::{self, Job};
+use crate::http::Response;
+use crate::views::{self, Out};
+
+/// `GET /join/:join_code`: the sign-up card (404 with an empty body for a wrong code).
+pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    rq.html_only()?;
+    let account = joinable_account(cx, rq)?;
+    let page = JoinPage::load(cx, rq, account)?;
+    layout::page(cx, rq, res, 200, &page)?;
+    Ok(Flow::Done)
+}
+
+/// `POST /join/:join_code`: creates the member (password hashed on the worker), signs them
+/// in and goes to `/`; an e-mail address already taken goes to the sign-in form instead,
+/// pre-filled, with nothing created.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    joinable_account(cx, rq)?;
+    let form = NametagForm::from_params(rq)?;
+    let user_agent = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
+    let ip = rq.ip.to_string();
+    let writer = cx.writer.clone();
+    let ticket = rq.ticket();
+    let queued = cx.worker.submit(move || {
+        let digest = form.digest();
+        let token = String::from_utf8_lossy(&crate::crypto::token::session_token()).into_owned();
+        let now = db::time::now_us();
+        let job_token = token.clone();
+        let email = form.email_address.clone();
+        writer.submit(Job::new(
+            move |c| {
+                let user = db::users::NewUser {
+                    name: &form.name,
+                    email_address: Some(&form.email_address),
+                    password_digest: digest.as_deref(),
+                    role: db::users::ROLE_MEMBER,
+                    ..db::users::NewUser::default()
+                };
+                let user_id = db::users::create(c, &user, now)?;
+                db::sessions::create(c, user_id, &job_token, Some(ip.as_str()), user_agent.as_deref(), now)
+            },
+            move |created| {
+                ticket.finish(move |cx, res| match created {
+                    Ok(_) => {
+                        cookies::set_session_token(cx, res, &token);
+                        respond::redirect(res, "/");
+                        Ok(())
+                    }
+                    Err(e) if e.is_constraint() => {
+                        let mut to = b"/session/new?email_address=".to_vec();
+                        crate::crypto::cookies::form_escape(email.as_bytes(), &mut to);
+                        respond::redirect(res, &String::from_utf8_lossy(&to));
+                        Ok(())
+                    }
+                    Err(e) => Err(e.into()),
+                })
+            },
+        ));
+    });
+    if !queued {
+        eprintln!("app: users#create: worker queue full, answering 503");
+    }
+    Ok(Flow::Parked)
+}
+
+/// The account, when the path's join code is its current one (exact match); else 404.
+fn joinable_account(cx: &Ctx, rq: &Req<'_, '_>) -> Result<db::accounts::Account, AppError> {
+    let mut code = Vec::with_capacity(16);
+    crate::http::url::percent_decode_into(rq.route.params.join_code, false, &mut code);
+    match db::accounts::get(&cx.db)? {
+        Some(account) if account.join_code.as_bytes() == code.as_slice() => Ok(account),
+        _ => Err(AppError::Head(404)),
+    }
+}
+
+/// The fields of the sign-up card (`user[name]`, `user[email_address]`, `user[password]`).
+pub(crate) struct NametagForm {
+    pub(crate) name: String,
+    pub(crate) email_address: String,
+    password: Vec<u8>,
+}
+
+impl NametagForm {
+    /// Reads the form; a request without any `user[...]` field is a 400, as Rails'
+    /// `params.require(:user)`.
+    pub(crate) fn from_params(rq: &Req<'_, '_>) -> Result<NametagForm, AppError> {
+        if !rq.params.has_group("user") {
+            return Err(AppError::BadRequest("param is missing or the value is empty: user"));
+        }
+        Ok(NametagForm {
+            name: rq.params.get_str("user[name]").unwrap_or("").to_owned(),
+            email_address: rq.params.get_str("user[email_address]").unwrap_or("").to_owned(),
+            password: rq.params.get("user[password]").unwrap_or(b"").to_vec(),
+        })
+    }
+
+    /// The bcrypt digest of the password (slow: call on the worker); `None` for an empty
+    /// password, which Rails ignores (the digest stays NULL).
+    pub(crate) fn digest(&self) -> Option<String> {
+        (!self.password.is_empty()).then(|| crate::crypto::bcrypt::hash(&self.password))
+    }
+}
+
+/// The sign-up card (templates/users/nametag_form.html).
+pub(crate) struct Nametag<'a> {
+    pub(crate) action: &'a str,
+    pub(crate) heading: &'a str,
+    /// The account logo, shown on join when one is uploaded.
+    pub(crate) logo_url: Option<&'a str>,
+    pub(crate) submit_label: &'a str,
+}
+
+impl Nametag<'_> {
+    pub(crate) fn render(&self, o: &mut Out<'_>) {
+        views::users::nametag_form::render(self, o);
+    }
+}
+
+impl views::users::nametag_form::View for Nametag<'_> {
+    fn action(&self, o: &mut Out<'_>) {
+        o.attr(self.action);
+    }
+    fn heading(&self, o: &mut Out<'_>) {
+        o.text(self.heading);
+    }
+    fn logo(&self, o: &mut Out<'_>) {
+        if let Some(url) = self.logo_url {
+            views::users::account_logo::render(&LogoUrl(url), o);
+        }
+    }
+    fn alert(&self, _o: &mut Out<'_>) {}
+    fn name(&self, _o: &mut Out<'_>) {}
+    fn email_address(&self, _o: &mut Out<'_>) {}
+    fn submit_label(&self, o: &mut Out<'_>) {
+        o.text(self.submit_label);
+    }
+}
+
+struct LogoUrl<'a>(&'a str);
+
+impl views::users::account_logo::View for LogoUrl<'_> {
+    fn logo_url(&self, o: &mut Out<'_>) {
+        o.attr(self.0);
+    }
+}
+
+/// The join page.
+struct JoinPage {
+    action: String,
+    account_name: String,
+    logo_url: Option<String>,
+    contact: Option<(String, Option<String>)>,
+    version: String,
+}
+
+impl JoinPage {
+    fn load(cx: &Ctx, rq: &Req<'_, '_>, account: db::accounts::Account) -> Result<JoinPage, AppError> {
+        let mut action = String::from("/join/");
+        action.push_str(&String::from_utf8_lossy(rq.route.params.join_code));
+        let has_logo = db::layout::account_look(&cx.db)?.has_logo;
+        Ok(JoinPage {
+            action,
+            account_name: account.name,
+            logo_url: if has_logo { Some(super::sessions::logo_url(cx)?) } else { None },
+            contact: db::auth::first_administrator(&cx.db)?,
+            version: cx.env.version.clone(),
+        })
+    }
+}
+
+impl Page for JoinPage {
+    fn title(&self, o: &mut Out<'_>) {
+        o.text("Sign up");
+    }
+    fn body_class(&self) -> &'static str {
+        "signup"
+    }
+    fn nav(&self, o: &mut Out<'_>) {
+        views::users::join_nav::render(&JoinNav, o);
+    }
+    fn main(&self, o: &mut Out<'_>) {
+        Nametag { action: &self.action, heading: &self.account_name, logo_url: self.logo_url.as_deref(), submit_label: "Join" }
+            .render(o);
+        if let Some((name, email)) = &self.contact {
+            let contact = super::sessions::HelpContact { name, email: email.as_deref(), version: &self.version };
+            views::users::help_contact::render(&contact, o);
+        }
+    }
+}
+
+struct JoinNav;
+impl views::users::join_nav::View for JoinNav {}

@@ -1,0 +1,100 @@
+//! Parking: how an action hands work to the writer or the worker and finishes its response
+//! later, back on its loop (design §2, docs/architecture.md "The handler contract").
+//!
+//! `Req::ticket` parks the connection and returns a `Ticket`, which is `Send` and travels
+//! with the work: to the writer (`Ctx::write`), to the worker (`Ctx::work`), or through both
+//! (a sign-in verifies the password on the worker, then the worker submits the new session to
+//! the writer). `Ticket::finish` queues the closure that fills the response on the loop, with
+//! the default headers added and an `Err` rendered like any other error. A ticket dropped
+//! without `finish` (a full worker queue, a task that bailed out) answers 503, so no client is
+//! left hanging and overload reads as overload.
+
+use super::{errors, gates, AppError, Ctx, Flow, Req};
+use crate::db::{self, Conn, Job};
+use crate::http::Response;
+use crate::server::Parker;
+
+/// A parked request's way back to its loop.
+pub struct Ticket {
+    parker: Option<Parker<Ctx>>,
+    route: &'static str,
+    json: bool,
+}
+
+impl Ticket {
+    pub(super) fn new(parker: Parker<Ctx>, route: &'static str, json: bool) -> Ticket {
+        Ticket { parker: Some(parker), route, json }
+    }
+
+    /// Fills the parked response: `fill` runs on the connection's loop thread with that loop's
+    /// `Ctx`. Callable from any thread.
+    pub fn finish(mut self, fill: impl FnOnce(&mut Ctx, &mut Response) -> Result<(), AppError> + Send + 'static) {
+        if let Some(parker) = self.parker.take() {
+            let (route, json) = (self.route, self.json);
+            parker.resume(move |cx: &mut Ctx, res: &mut Response| resumed(cx, res, route, json, fill));
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some(parker) = self.parker.take() {
+            let (route, json) = (self.route, self.json);
+            parker.resume(move |cx: &mut Ctx, res: &mut Response| {
+                resumed(cx, res, route, json, |_, _| Err(AppError::Busy))
+            });
+        }
+    }
+}
+
+/// The common end of every resumed response: default headers, the fill, errors.
+fn resumed(
+    cx: &mut Ctx,
+    res: &mut Response,
+    route: &'static str,
+    json: bool,
+    fill: impl FnOnce(&mut Ctx, &mut Response) -> Result<(), AppError>,
+) {
+    gates::default_headers(cx, res);
+    gates::version_headers(cx, res);
+    match fill(cx, res) {
+        Ok(()) => gates::cache_headers(res),
+        Err(e) => errors::render(&e, route, json, res),
+    }
+}
+
+impl Ctx {
+    /// Runs `work` on the writer thread (inside the group transaction, in its own savepoint)
+    /// and parks the connection. When the transaction has committed (`Ok`) or the work failed
+    /// (`Err`), `then` runs back on this loop to fill the response.
+    pub fn write<T: Send + 'static>(
+        &mut self,
+        rq: &mut Req<'_, '_>,
+        work: impl FnOnce(&Conn) -> db::Result<T> + Send + 'static,
+        then: impl FnOnce(&mut Ctx, &mut Response, db::Result<T>) -> Result<(), AppError> + Send + 'static,
+    ) -> Result<Flow, AppError> {
+        let ticket = rq.ticket();
+        self.writer.submit(Job::new(work, move |result| ticket.finish(move |cx, res| then(cx, res, result))));
+        Ok(Flow::Parked)
+    }
+
+    /// Runs `task` on the worker pool (bcrypt and other slow work) and parks the connection;
+    /// `then` gets the task's result back on this loop. When the pool's queue is full the
+    /// request is answered 503.
+    pub fn work<T: Send + 'static>(
+        &mut self,
+        rq: &mut Req<'_, '_>,
+        task: impl FnOnce() -> T + Send + 'static,
+        then: impl FnOnce(&mut Ctx, &mut Response, T) -> Result<(), AppError> + Send + 'static,
+    ) -> Result<Flow, AppError> {
+        let ticket = rq.ticket();
+        let route = rq.route.name;
+        if !self.worker.submit(move || {
+            let value = task();
+            ticket.finish(move |cx, res| then(cx, res, value));
+        }) {
+            eprintln!("app: {route}: worker queue full, answering 503");
+        }
+        Ok(Flow::Parked)
+    }
+}

@@ -1,0 +1,463 @@
+//! The route table of spec/02 §2 as one `match` on (method, path segments).
+//!
+//! Each arm names the controller function (`rooms::show`, ...) and the access rules of its
+//! Rails controller: whether it needs a signed-in user, lets bots in by key, and checks for
+//! forgery. Routes Rails declares but has no action for ("—" in the spec table) are left out:
+//! Rails answers them 404 before any filter runs, and so does `recognize` returning `None`.
+//!
+//! Controllers that are not written yet point at [`UNBUILT`], the one place that answers 404
+//! for them; the comment on each such arm is the function to drop in (`// rooms::show`).
+//!
+//! Paths: segments are split on `/` (empty ones ignored, like Rails' router), still
+//! percent-encoded. Every route takes an optional `.format` suffix on its last segment
+//! (`/rooms/1.json`); a dynamic segment never contains a dot, so `/rooms/1.2.3` matches nothing.
+
+use super::controllers::*;
+use super::{Action, AppError, Ctx, Flow, Req};
+use crate::http::{Method, Response};
+
+/// What a request has to be before its action runs (the `allow_unauthenticated_access`,
+/// `require_unauthenticated_access`, bot and forgery switches of the Rails controllers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub auth: Auth,
+    /// A `bot_key` may authenticate this request (bot API actions: they also skip deny-bots).
+    pub bots: bool,
+    /// Forgery protection applies to non-GET requests (off for the PWA files).
+    pub forgery: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// A signed-in user is required; others are sent to `/session/new`.
+    Required,
+    /// Anyone; the user is still looked up when a session cookie is sent.
+    Optional,
+    /// Only signed-out visitors; a signed-in user is redirected to `/`.
+    SignedOut,
+}
+
+/// The default: signed-in users, forgery-protected, no bots.
+pub const SIGNED_IN: Access = Access { auth: Auth::Required, bots: false, forgery: true };
+/// `allow_unauthenticated_access`.
+pub const ANYONE: Access = Access { auth: Auth::Optional, bots: false, forgery: true };
+/// `require_unauthenticated_access`.
+pub const SIGNED_OUT: Access = Access { auth: Auth::SignedOut, bots: false, forgery: true };
+/// The bot API: a bot key authenticates; bots skip forgery protection (checked in gates).
+pub const BOT_API: Access = Access { auth: Auth::Required, bots: true, forgery: true };
+/// The PWA files: anyone, no forgery protection.
+pub const PWA: Access = Access { auth: Auth::Optional, bots: false, forgery: false };
+
+/// The response format asked for by the path suffix (`.json`), when there is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    None,
+    Html,
+    Json,
+    TurboStream,
+    Js,
+    Svg,
+    /// Any other suffix: actions that only speak HTML answer 406.
+    Other,
+}
+
+/// The named dynamic segments of the matched route (still percent-encoded; empty when the
+/// route has no such segment). Dynamic segments never contain `/` or `.`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Params<'a> {
+    pub id: &'a [u8],
+    pub room_id: &'a [u8],
+    pub message_id: &'a [u8],
+    pub user_id: &'a [u8],
+    pub bot_key: &'a [u8],
+    pub join_code: &'a [u8],
+    pub push_subscription_id: &'a [u8],
+}
+
+/// A recognised route.
+#[derive(Clone, Copy)]
+pub struct Route<'a> {
+    pub action: Action,
+    pub access: Access,
+    pub params: Params<'a>,
+    pub format: Format,
+    /// The controller#action name, for the log and tests.
+    pub name: &'static str,
+}
+
+/// Deepest route (`/rooms/:room_id/:bot_key/messages/:message_id/boosts/:id`) has 7 segments.
+const MAX_SEGMENTS: usize = 8;
+
+/// The answer for routes whose controller is not written yet: 404, as an unknown route.
+pub const UNBUILT: Action = unbuilt;
+
+fn unbuilt(_: &mut Ctx, _: &mut Req, _: &mut Response) -> Result<Flow, AppError> {
+    Err(AppError::NotFound)
+}
+
+/// Finds the route for `method` (after any `_method` override) and the raw `path`.
+/// `None` means 404 (no such route, a Rails route without an action, or a malformed suffix).
+pub fn recognize(method: Method, path: &[u8]) -> Option<Route<'_>> {
+    let mut segs: [&[u8]; MAX_SEGMENTS] = [b""; MAX_SEGMENTS];
+    let mut n = 0;
+    for s in path.split(|&b| b == b'/').filter(|s| !s.is_empty()) {
+        if n == MAX_SEGMENTS {
+            return None;
+        }
+        segs[n] = s;
+        n += 1;
+    }
+    let mut format = Format::None;
+    if n > 0 {
+        let (last, suffix) = split_format(segs[n - 1])?;
+        segs[n - 1] = last;
+        format = suffix;
+    }
+    // Only the last segment may carry a dot (its format).
+    if segs[..n.saturating_sub(1)].iter().any(|s| s.contains(&b'.')) {
+        return None;
+    }
+    let (action, access, params, name) = table(method, &segs[..n])?;
+    Some(Route { action, access, params, format, name })
+}
+
+/// Splits `1.json` into `1` and the format; a segment with two dots or an empty part is
+/// no route.
+fn split_format(seg: &[u8]) -> Option<(&[u8], Format)> {
+    let Some(dot) = seg.iter().position(|&b| b == b'.') else { return Some((seg, Format::None)) };
+    let (stem, ext) = (&seg[..dot], &seg[dot + 1..]);
+    if stem.is_empty() || ext.is_empty() || ext.contains(&b'.') {
+        return None;
+    }
+    let format = match ext {
+        b"html" => Format::Html,
+        b"json" => Format::Json,
+        b"turbo_stream" => Format::TurboStream,
+        b"js" => Format::Js,
+        b"svg" => Format::Svg,
+        _ => Format::Other,
+    };
+    Some((stem, format))
+}
+
+type Found<'a> = (Action, Access, Params<'a>, &'static str);
+
+/// The table itself. Arms are grouped by resource in the order of spec/02 §2; where Rails'
+/// route order decides between two patterns (`GET /rooms/opens` is `rooms#show`), the arm
+/// order here reproduces it.
+fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
+    use Method::*;
+    let p = Params::default();
+    let get = matches!(m, Get | Head);
+    let update = matches!(m, Patch | Put);
+    Some(match segs {
+        // welcome
+        [] if get => (welcome::show, SIGNED_IN, p, "welcome#show"),
+
+        // first run
+        [b"first_run"] if get => (first_runs::show, ANYONE, p, "first_runs#show"),
+        [b"first_run"] if m == Post => (first_runs::create, ANYONE, p, "first_runs#create"),
+
+        // sessions
+        [b"session", b"new"] if get => (sessions::new, ANYONE, p, "sessions#new"),
+        [b"session"] if m == Post => (sessions::create, ANYONE, p, "sessions#create"),
+        [b"session"] if m == Delete => (sessions::destroy, SIGNED_IN, p, "sessions#destroy"),
+        [b"session", b"transfers", id] if get => {
+            (UNBUILT, ANYONE, Params { id, ..p }, "sessions/transfers#show") // sessions::transfers::show
+        }
+        [b"session", b"transfers", id] if update => {
+            (UNBUILT, ANYONE, Params { id, ..p }, "sessions/transfers#update") // sessions::transfers::update
+        }
+
+        // account
+        [b"account", b"users"] if get => (UNBUILT, SIGNED_IN, p, "accounts/users#index"), // accounts::users::index
+        [b"account", b"users", id] if update => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#update") // accounts::users::update
+        }
+        [b"account", b"users", id] if m == Delete => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy") // accounts::users::destroy
+        }
+        [b"account", b"bots", id, b"key"] if update => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots/keys#update") // accounts::bots::keys::update
+        }
+        [b"account", b"bots"] if get => (UNBUILT, SIGNED_IN, p, "accounts/bots#index"), // accounts::bots::index
+        [b"account", b"bots"] if m == Post => (UNBUILT, SIGNED_IN, p, "accounts/bots#create"), // accounts::bots::create
+        [b"account", b"bots", b"new"] if get => (UNBUILT, SIGNED_IN, p, "accounts/bots#new"), // accounts::bots::new
+        [b"account", b"bots", id, b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#edit") // accounts::bots::edit
+        }
+        [b"account", b"bots", id] if update => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#update") // accounts::bots::update
+        }
+        [b"account", b"bots", id] if m == Delete => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#destroy") // accounts::bots::destroy
+        }
+        [b"account", b"join_code"] if m == Post => (join_codes::create, SIGNED_IN, p, "accounts/join_codes#create"),
+        [b"account", b"logo"] if get => (logos::show, ANYONE, p, "accounts/logos#show"),
+        [b"account", b"logo"] if m == Delete => (UNBUILT, SIGNED_IN, p, "accounts/logos#destroy"), // accounts::logos::destroy
+        [b"account", b"custom_styles", b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#edit") // accounts::custom_styles::edit
+        }
+        [b"account", b"custom_styles"] if update => {
+            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#update") // accounts::custom_styles::update
+        }
+        [b"account", b"edit"] if get => (UNBUILT, SIGNED_IN, p, "accounts#edit"), // accounts::edit
+        [b"account"] if update => (UNBUILT, SIGNED_IN, p, "accounts#update"), // accounts::update
+
+        // join links
+        [b"join", join_code] if get => (users::new, SIGNED_OUT, Params { join_code, ..p }, "users#new"),
+        [b"join", join_code] if m == Post => (users::create, SIGNED_OUT, Params { join_code, ..p }, "users#create"),
+
+        [b"qr_code", id] if get => (UNBUILT, ANYONE, Params { id, ..p }, "qr_code#show"), // qr_code::show
+
+        // users
+        [b"users", user_id, b"avatar"] if get => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#show") // users::avatars::show
+        }
+        [b"users", user_id, b"avatar"] if m == Delete => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#destroy") // users::avatars::destroy
+        }
+        [b"users", user_id, b"ban"] if m == Post => (bans::create, SIGNED_IN, Params { user_id, ..p }, "users/bans#create"),
+        [b"users", user_id, b"ban"] if m == Delete => {
+            (bans::destroy, SIGNED_IN, Params { user_id, ..p }, "users/bans#destroy")
+        }
+        [b"users", user_id, b"sidebar"] if get => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show") // users::sidebars::show
+        }
+        [b"users", user_id, b"profile"] if get => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show") // users::profiles::show
+        }
+        [b"users", user_id, b"profile"] if update => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update") // users::profiles::update
+        }
+        [b"users", user_id, b"push_subscriptions", push_subscription_id, b"test_notifications"] if m == Post => (
+            UNBUILT, // users::push_subscriptions::test_notifications::create
+            SIGNED_IN,
+            Params { user_id, push_subscription_id, ..p },
+            "users/push_subscriptions/test_notifications#create",
+        ),
+        [b"users", user_id, b"push_subscriptions"] if get => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#index") // users::push_subscriptions::index
+        }
+        [b"users", user_id, b"push_subscriptions"] if m == Post => {
+            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#create") // users::push_subscriptions::create
+        }
+        [b"users", user_id, b"push_subscriptions", id] if m == Delete => (
+            UNBUILT, // users::push_subscriptions::destroy
+            SIGNED_IN,
+            Params { user_id, id, ..p },
+            "users/push_subscriptions#destroy",
+        ),
+        [b"users", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "users#show"), // users::show
+
+        [b"autocompletable", b"users"] if get => {
+            (UNBUILT, SIGNED_IN, p, "autocompletable/users#index") // autocompletable::users::index
+        }
+
+        // messages (browser)
+        [b"rooms", room_id, b"messages"] if get => {
+            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#index") // messages::index
+        }
+        [b"rooms", room_id, b"messages"] if m == Post => {
+            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#create") // messages::create
+        }
+        [b"rooms", room_id, b"messages", id, b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#edit") // messages::edit
+        }
+        [b"rooms", _, b"messages", b"new"] if get => return None,
+        [b"rooms", room_id, b"messages", id] if get => {
+            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#show") // messages::show
+        }
+        [b"rooms", room_id, b"messages", id] if update => {
+            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#update") // messages::update
+        }
+        [b"rooms", room_id, b"messages", id] if m == Delete => {
+            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#destroy") // messages::destroy
+        }
+
+        // bot API
+        [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts"] if m == Post => (
+            UNBUILT, // messages::boosts::by_bots::create
+            BOT_API,
+            Params { room_id, bot_key, message_id, ..p },
+            "messages/boosts/by_bots#create",
+        ),
+        [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts", id] if m == Delete => (
+            UNBUILT, // messages::boosts::by_bots::destroy
+            BOT_API,
+            Params { room_id, bot_key, message_id, id, ..p },
+            "messages/boosts/by_bots#destroy",
+        ),
+        [b"rooms", room_id, bot_key, b"messages"] if get => {
+            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#index") // messages::by_bots::index
+        }
+        [b"rooms", room_id, bot_key, b"messages"] if m == Post => {
+            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#create") // messages::by_bots::create
+        }
+        [b"rooms", room_id, bot_key, b"messages", id] if update => (
+            UNBUILT, // messages::by_bots::update
+            BOT_API,
+            Params { room_id, bot_key, id, ..p },
+            "messages/by_bots#update",
+        ),
+        [b"rooms", room_id, bot_key, b"messages", id] if m == Delete => (
+            UNBUILT, // messages::by_bots::destroy
+            BOT_API,
+            Params { room_id, bot_key, id, ..p },
+            "messages/by_bots#destroy",
+        ),
+
+        // rooms: nested resources first, then the room itself, as in routes.rb
+        [b"rooms", room_id, b"refresh"] if get => {
+            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/refreshes#show") // rooms::refreshes::show
+        }
+        [b"rooms", room_id, b"involvement"] if get => {
+            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#show") // rooms::involvements::show
+        }
+        [b"rooms", room_id, b"involvement"] if update => {
+            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#update") // rooms::involvements::update
+        }
+        [b"rooms", room_id, at] if get && at.first() == Some(&b'@') && at.len() > 1 => {
+            let message_id = &at[1..];
+            (UNBUILT, SIGNED_IN, Params { room_id, message_id, id: room_id, ..p }, "rooms#show") // rooms::show
+        }
+        [b"rooms"] if get => (UNBUILT, SIGNED_IN, p, "rooms#index"), // rooms::index
+        [b"rooms", b"new"] if get => return None,
+        [b"rooms", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms#show"), // rooms::show
+        [b"rooms", id] if m == Delete && !is_room_kind(id) => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms#destroy") // rooms::destroy
+        }
+
+        // open and closed rooms share one shape
+        [b"rooms", b"opens"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/opens#create"), // rooms::opens::create
+        [b"rooms", b"opens", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/opens#new"), // rooms::opens::new
+        [b"rooms", b"opens", id, b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#edit") // rooms::opens::edit
+        }
+        [b"rooms", b"opens", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#show"), // rooms::opens::show
+        [b"rooms", b"opens", id] if update => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#update") // rooms::opens::update
+        }
+        [b"rooms", b"closeds"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/closeds#create"), // rooms::closeds::create
+        [b"rooms", b"closeds", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/closeds#new"), // rooms::closeds::new
+        [b"rooms", b"closeds", id, b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#edit") // rooms::closeds::edit
+        }
+        [b"rooms", b"closeds", id] if get => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#show") // rooms::closeds::show
+        }
+        [b"rooms", b"closeds", id] if update => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#update") // rooms::closeds::update
+        }
+        [b"rooms", b"directs"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/directs#create"), // rooms::directs::create
+        [b"rooms", b"directs", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/directs#new"), // rooms::directs::new
+        [b"rooms", b"directs", id, b"edit"] if get => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/directs#edit") // rooms::directs::edit
+        }
+        [b"rooms", b"directs", id] if m == Delete => {
+            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/directs#destroy") // rooms::directs::destroy
+        }
+
+        // boosts (browser)
+        [b"messages", message_id, b"boosts"] if get => {
+            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#index") // messages::boosts::index
+        }
+        [b"messages", message_id, b"boosts"] if m == Post => {
+            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#create") // messages::boosts::create
+        }
+        [b"messages", message_id, b"boosts", b"new"] if get => {
+            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#new") // messages::boosts::new
+        }
+        [b"messages", message_id, b"boosts", id] if m == Delete => (
+            UNBUILT, // messages::boosts::destroy
+            SIGNED_IN,
+            Params { message_id, id, ..p },
+            "messages/boosts#destroy",
+        ),
+        // `POST /messages` exists only to tell a composer whose room is gone (spec/02 §2).
+        [b"messages"] if m == Post => (UNBUILT, SIGNED_IN, p, "messages#create"), // messages::create
+
+        // search
+        [b"searches", b"clear"] if m == Delete => (UNBUILT, SIGNED_IN, p, "searches#clear"), // searches::clear
+        [b"searches"] if get => (UNBUILT, SIGNED_IN, p, "searches#index"), // searches::index
+        [b"searches"] if m == Post => (UNBUILT, SIGNED_IN, p, "searches#create"), // searches::create
+
+        [b"unfurl_link"] if m == Post => (UNBUILT, SIGNED_IN, p, "unfurl_links#create"), // unfurl_links::create
+
+        // PWA
+        [b"webmanifest"] if get => (UNBUILT, PWA, p, "pwa#manifest"), // pwa::manifest
+        [b"service-worker"] if get => (UNBUILT, PWA, p, "pwa#service_worker"), // pwa::service_worker
+
+        _ => return None,
+    })
+}
+
+/// `opens`, `closeds`, `directs`: the `/rooms/<kind>` collection paths, which only match
+/// `rooms#show`/`#destroy` by accident of route order for GET; DELETE on them is no route.
+fn is_room_kind(seg: &[u8]) -> bool {
+    matches!(seg, b"opens" | b"closeds" | b"directs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(m: Method, path: &str) -> Option<&'static str> {
+        recognize(m, path.as_bytes()).map(|r| r.name)
+    }
+
+    #[test]
+    fn recognises_auth_routes() {
+        assert_eq!(name(Method::Get, "/"), Some("welcome#show"));
+        assert_eq!(name(Method::Get, "/first_run"), Some("first_runs#show"));
+        assert_eq!(name(Method::Post, "/first_run"), Some("first_runs#create"));
+        assert_eq!(name(Method::Get, "/first_run/new"), None);
+        assert_eq!(name(Method::Get, "/session/new"), Some("sessions#new"));
+        assert_eq!(name(Method::Post, "/session"), Some("sessions#create"));
+        assert_eq!(name(Method::Delete, "/session"), Some("sessions#destroy"));
+        assert_eq!(name(Method::Get, "/session"), None);
+        assert_eq!(name(Method::Get, "/join/abcd-efgh-ijkl"), Some("users#new"));
+        assert_eq!(name(Method::Post, "/account/join_code"), Some("accounts/join_codes#create"));
+        assert_eq!(name(Method::Post, "/users/5/ban"), Some("users/bans#create"));
+        assert_eq!(name(Method::Delete, "/users/5/ban"), Some("users/bans#destroy"));
+        assert_eq!(name(Method::Head, "/session/new"), Some("sessions#new"));
+    }
+
+    #[test]
+    fn params_and_formats() {
+        let r = recognize(Method::Get, b"/rooms/7/messages/9.json").unwrap();
+        assert_eq!(r.name, "messages#show");
+        assert_eq!((r.params.room_id, r.params.id), (&b"7"[..], &b"9"[..]));
+        assert_eq!(r.format, Format::Json);
+        let r = recognize(Method::Get, b"/rooms/3/@42").unwrap();
+        assert_eq!((r.name, r.params.id, r.params.message_id), ("rooms#show", &b"3"[..], &b"42"[..]));
+        let r = recognize(Method::Post, b"/rooms/1/5-AbCd/messages/8/boosts").unwrap();
+        assert_eq!(r.name, "messages/boosts/by_bots#create");
+        assert_eq!(r.params.bot_key, b"5-AbCd");
+        assert_eq!(r.access, BOT_API);
+        assert!(recognize(Method::Get, b"/rooms/1.2.3").is_none());
+        assert!(recognize(Method::Get, b"/rooms.x/1").is_none());
+        assert_eq!(recognize(Method::Get, b"/webmanifest.json").map(|r| r.format), Some(Format::Json));
+        assert_eq!(recognize(Method::Get, b"/rooms/1/refresh.turbo_stream").map(|r| r.format), Some(Format::TurboStream));
+    }
+
+    #[test]
+    fn rails_route_order_quirks() {
+        assert_eq!(name(Method::Get, "/rooms/opens"), Some("rooms#show"));
+        assert_eq!(name(Method::Get, "/rooms/opens/4"), Some("rooms/opens#show"));
+        assert_eq!(name(Method::Get, "/rooms/new"), None);
+        assert_eq!(name(Method::Get, "/rooms/settings"), Some("rooms#show"));
+        assert_eq!(name(Method::Get, "/rooms/1/settings"), None);
+        assert_eq!(name(Method::Get, "/rooms/1/messages/new"), None);
+        assert_eq!(name(Method::Get, "//rooms///1/"), Some("rooms#show"));
+        assert_eq!(name(Method::Get, "/a/b/c/d/e/f/g/h/i"), None);
+    }
+
+    #[test]
+    fn access_rules() {
+        assert_eq!(recognize(Method::Get, b"/join/x").unwrap().access, SIGNED_OUT);
+        assert_eq!(recognize(Method::Get, b"/session/new").unwrap().access, ANYONE);
+        assert_eq!(recognize(Method::Get, b"/").unwrap().access, SIGNED_IN);
+        assert_eq!(recognize(Method::Get, b"/service-worker.js").unwrap().access, PWA);
+    }
+}
