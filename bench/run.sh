@@ -8,7 +8,8 @@
 #   CAMPFIRE_FIXTURE_FILES  folder with the Rails test fixture files (moon.jpg, black_hole.jpg,
 #                           alpha-centuri.mov, pixel.bmp); otherwise they are read from a git
 #                           copy of basecamp/once-campfire named by RAILS_REPO (a .git dir or a
-#                           bare mirror).
+#                           bare mirror). With neither, the seed writes its own stand-in media
+#                           (docs/bench.md), so no environment is needed at all.
 #   BENCH_SEED=synthetic-c  use the C port's lighter synthetic seed (no fixture files needed).
 #   BENCH_SERVER            the command that starts the server (default ./campfire-room); it gets
 #                           PORT, DATABASE_PATH, STORAGE_PATH, SECRET_KEY_BASE, CAMPFIRE_LOOPS=1.
@@ -39,11 +40,10 @@ if [ "${BENCH_SEED:-}" = synthetic-c ]; then
   "$bench" seed --synthetic-c --out "$seed"
 else
   files=${CAMPFIRE_FIXTURE_FILES:-}
-  if [ -z "$files" ]; then
-    repo=${RAILS_REPO:-}
-    if [ -z "$repo" ] || ! git --git-dir="$repo" rev-parse HEAD >/dev/null 2>&1; then
-      echo "bench/run.sh: set CAMPFIRE_FIXTURE_FILES (or RAILS_REPO, a git copy of basecamp/once-campfire)," >&2
-      echo "  or BENCH_SEED=synthetic-c for the C port's seed without attachments" >&2
+  repo=${RAILS_REPO:-}
+  if [ -z "$files" ] && [ -n "$repo" ]; then
+    if ! git --git-dir="$repo" rev-parse HEAD >/dev/null 2>&1; then
+      echo "bench/run.sh: RAILS_REPO=$repo is not a git copy of basecamp/once-campfire" >&2
       exit 2
     fi
     files=$work/fixture-files
@@ -52,7 +52,12 @@ else
       git --git-dir="$repo" show "HEAD:test/fixtures/files/$f" > "$files/$f"
     done
   fi
-  "$bench" seed --out "$seed" --files "$files"
+  if [ -n "$files" ]; then
+    "$bench" seed --out "$seed" --files "$files"
+  else
+    echo "bench/run.sh: no CAMPFIRE_FIXTURE_FILES or RAILS_REPO; seeding with stand-in media" >&2
+    "$bench" seed --out "$seed"
+  fi
 fi
 pristine_sha=$(sha256sum "$seed/db/production.sqlite3" | cut -d' ' -f1)
 

@@ -16,6 +16,7 @@ mod http;
 mod json;
 mod load;
 mod login;
+mod media;
 mod rails;
 mod report;
 mod run;
@@ -67,7 +68,7 @@ fn cmd_seed(args: &[String]) -> Result<(), String> {
     if flag(args, "--synthetic-c") {
         return seed_c::run(&out);
     }
-    let files = opt(args, "--files").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench/fixtures/files"));
+    let files = opt(args, "--files").map(PathBuf::from);
     seed::run(&seed::Options { out, files })
 }
 

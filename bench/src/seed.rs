@@ -8,6 +8,7 @@ use crate::crc32::fixture_id;
 use crate::db::{Conn, Val};
 use crate::digest::{base64, md5, sha256};
 use crate::json;
+use crate::media;
 use crate::rails;
 use std::path::{Path, PathBuf};
 
@@ -32,8 +33,9 @@ const OLD_TOKEN: &str = "oldb6Hn3Vc5J";
 /// Options of the seed command.
 pub struct Options {
     pub out: PathBuf,
-    /// Where moon.jpg, black_hole.jpg, alpha-centuri.mov and pixel.bmp are read from.
-    pub files: PathBuf,
+    /// Where moon.jpg, black_hole.jpg, alpha-centuri.mov and pixel.bmp are read from; None uses
+    /// our own stand-ins (`media::stand_in`).
+    pub files: Option<PathBuf>,
 }
 
 /// Builds the seed into `opts.out` (which must not hold a database yet).
@@ -52,6 +54,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
     conn.exec("BEGIN")?;
     let mut s = Seed { conn: &conn, labels: vec![], cmids: 0, blobs: 0, out: opts.out.clone(), files: opts.files.clone() };
     s.labels.push(("clock.now".into(), json::Scalar::Str(clock::iso(now()))));
+    let media = if opts.files.is_some() { "fixture files" } else { "stand-ins" };
+    s.labels.push(("seed.media".into(), json::Scalar::Str(media.into())));
     s.build()?;
     conn.exec("COMMIT")?;
     conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")?;
@@ -85,7 +89,7 @@ struct Seed<'c> {
     cmids: u32,
     blobs: u32,
     out: PathBuf,
-    files: PathBuf,
+    files: Option<PathBuf>,
 }
 
 // A file attached to a post or an avatar.
@@ -623,9 +627,7 @@ impl Seed<'_> {
     }
 
     fn file(&self, name: &'static str, content_type: &'static str) -> Result<File, String> {
-        let path = self.files.join(name);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e} (pass --files DIR holding the Rails test fixture files)", path.display()))?;
-        Ok(File { name, content_type, bytes })
+        Ok(File { name, content_type, bytes: media_bytes(self.files.as_deref(), name)? })
     }
 
     // A new blob (numbered, deterministic key) with its file on disk, attached to a record.
@@ -657,6 +659,17 @@ impl Seed<'_> {
             &[Val::Text(name), Val::Text(record_type), Val::Int(record_id), Val::Int(blob), Val::Text(&ts)],
         )?;
         Ok(blob)
+    }
+}
+
+/// The bytes of fixture file `name`: read from `files` when given, else our stand-in for it.
+fn media_bytes(files: Option<&Path>, name: &str) -> Result<Vec<u8>, String> {
+    match files {
+        Some(dir) => {
+            let path = dir.join(name);
+            std::fs::read(&path).map_err(|e| format!("{}: {e} (--files DIR must hold the Rails test fixture files)", path.display()))
+        }
+        None => media::stand_in(name).ok_or_else(|| format!("no stand-in for {name}")),
     }
 }
 
@@ -773,19 +786,11 @@ mod tests {
         d
     }
 
-    // Builds the seed with stand-in attachment files and returns (dir, connection).
+    // Builds the seed with no fixture folder (our stand-in media) and returns (dir, connection).
     fn seeded() -> (PathBuf, Conn) {
         let dir = temp_dir("seed");
-        let files = dir.join("fixture-files");
-        std::fs::create_dir_all(&files).unwrap();
-        // A 1x1 JPEG header is enough for the size probe; the other files are opaque bytes.
-        let jpeg = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x02, 0x00, 0x03, 0x01, 0x01, 0x11, 0x00];
-        std::fs::write(files.join("moon.jpg"), jpeg).unwrap();
-        std::fs::write(files.join("black_hole.jpg"), b"not really a jpeg").unwrap();
-        std::fs::write(files.join("alpha-centuri.mov"), b"mov").unwrap();
-        std::fs::write(files.join("pixel.bmp"), b"BM").unwrap();
         let out = dir.join("out");
-        run(&Options { out: out.clone(), files }).unwrap();
+        run(&Options { out: out.clone(), files: None }).unwrap();
         let conn = Conn::open(&out.join("db/production.sqlite3").to_string_lossy(), false, true).unwrap();
         (out, conn)
     }
@@ -841,15 +846,45 @@ mod tests {
         let key = one("SELECT b.key FROM active_storage_blobs b JOIN active_storage_attachments a ON a.blob_id = b.id WHERE a.record_type = 'User' AND a.record_id = 149087659 AND a.name = 'avatar'");
         assert_eq!(key.len(), 28);
         assert!(out.join("files").join(&key[0..2]).join(&key[2..4]).join(&key).is_file());
-        assert_eq!(one(&format!("SELECT metadata FROM active_storage_blobs WHERE key = '{key}'")), "{\"identified\":true,\"width\":3,\"height\":2,\"analyzed\":true}");
+        assert_eq!(one(&format!("SELECT metadata FROM active_storage_blobs WHERE key = '{key}'")), "{\"identified\":true,\"width\":640,\"height\":640,\"analyzed\":true}");
+        // Every blob's file is on disk, with the blob's byte size and Active Storage checksum.
+        let blobs = col(&c, "SELECT key || ' ' || byte_size || ' ' || checksum || ' ' || content_type || ' ' || filename || ' ' || metadata FROM active_storage_blobs ORDER BY id");
+        assert_eq!(blobs.len(), 7);
+        for row in &blobs {
+            let f: Vec<&str> = row.split(' ').collect();
+            let bytes = std::fs::read(out.join("files").join(&f[0][0..2]).join(&f[0][2..4]).join(f[0])).unwrap();
+            assert_eq!(f[1], bytes.len().to_string(), "{row}");
+            assert_eq!(f[2], base64(&md5(&bytes), false, true), "{row}");
+            let want = match f[4] {
+                "moon.jpg" => ("image/jpeg", "{\"identified\":true,\"width\":640,\"height\":640,\"analyzed\":true}"),
+                "black_hole.jpg" => ("image/jpeg", "{\"identified\":true,\"width\":3840,\"height\":2160,\"analyzed\":true}"),
+                "pixel.bmp" => ("image/bmp", "{\"identified\":true,\"width\":1,\"height\":1,\"analyzed\":true}"),
+                "alpha-centuri.mov" => ("video/quicktime", "{\"identified\":true,\"analyzed\":true}"),
+                "launch-notes.txt" => ("text/plain", "{\"identified\":true,\"analyzed\":true}"),
+                other => panic!("unexpected blob {other}"),
+            };
+            assert_eq!((f[3], f[5]), want, "{row}");
+        }
         // labels.json carries what the load generator needs.
         let labels = crate::json::parse_flat(&std::fs::read_to_string(out.join("labels.json")).unwrap()).unwrap();
         let get = |k: &str| labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
         assert_eq!(get("messages.busy_060"), Some(crate::json::Scalar::Num(933434569)));
         assert_eq!(get("emails.david"), Some(crate::json::Scalar::Str("david@37signals.com".into())));
         assert_eq!(get("passwords.all"), Some(crate::json::Scalar::Str(PASSWORD.into())));
+        assert_eq!(get("seed.media"), Some(crate::json::Scalar::Str("stand-ins".into())));
         assert!(matches!(get("avatar_tokens.jason"), Some(crate::json::Scalar::Str(s)) if s.starts_with("eyJfcmFpbHMiOnsiZGF0YSI6MTQ5MDg3NjU5")));
         let _ = std::fs::remove_dir_all(out.parent().unwrap());
+    }
+
+    #[test]
+    fn a_fixture_folder_takes_precedence_over_the_stand_ins() {
+        let dir = temp_dir("fixture-files");
+        std::fs::write(dir.join("moon.jpg"), b"the real moon").unwrap();
+        assert_eq!(media_bytes(Some(&dir), "moon.jpg").unwrap(), b"the real moon");
+        let missing = media_bytes(Some(&dir), "pixel.bmp").unwrap_err();
+        assert!(missing.contains("pixel.bmp"), "{missing}");
+        assert_eq!(media_bytes(None, "moon.jpg").unwrap(), media::stand_in("moon.jpg").unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
