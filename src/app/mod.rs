@@ -21,6 +21,7 @@ pub mod errors;
 pub mod flow;
 pub mod gates;
 pub mod layout;
+pub mod message_view;
 pub mod params;
 pub mod rate_limit;
 pub mod request;
