@@ -26,6 +26,7 @@ pub mod params;
 pub mod rate_limit;
 pub mod request;
 pub mod respond;
+pub mod room_streams;
 pub mod router;
 pub mod test_routes;
 pub mod worker;
