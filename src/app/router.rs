@@ -256,23 +256,23 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // messages (browser)
         [b"rooms", room_id, b"messages"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#index") // messages::index
+            (messages::index, SIGNED_IN, Params { room_id, ..p }, "messages#index")
         }
         [b"rooms", room_id, b"messages"] if m == Post => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#create") // messages::create
+            (messages::create, SIGNED_IN, Params { room_id, ..p }, "messages#create")
         }
         [b"rooms", room_id, b"messages", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#edit") // messages::edit
+            (messages::edit, SIGNED_IN, Params { room_id, id, ..p }, "messages#edit")
         }
         [b"rooms", _, b"messages", b"new"] if get => return None,
         [b"rooms", room_id, b"messages", id] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#show") // messages::show
+            (messages::show, SIGNED_IN, Params { room_id, id, ..p }, "messages#show")
         }
         [b"rooms", room_id, b"messages", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#update") // messages::update
+            (messages::update, SIGNED_IN, Params { room_id, id, ..p }, "messages#update")
         }
         [b"rooms", room_id, b"messages", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#destroy") // messages::destroy
+            (messages::destroy, SIGNED_IN, Params { room_id, id, ..p }, "messages#destroy")
         }
 
         // bot API
@@ -375,7 +375,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             "messages/boosts#destroy",
         ),
         // `POST /messages` exists only to tell a composer whose room is gone (spec/02 §2).
-        [b"messages"] if m == Post => (UNBUILT, SIGNED_IN, p, "messages#create"), // messages::create
+        [b"messages"] if m == Post => (messages::create_without_room, SIGNED_IN, p, "messages#create"),
 
         // search
         [b"searches", b"clear"] if m == Delete => (UNBUILT, SIGNED_IN, p, "searches#clear"), // searches::clear

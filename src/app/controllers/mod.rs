@@ -8,6 +8,7 @@ pub mod first_runs;
 pub mod health;
 pub mod join_codes;
 pub mod logos;
+pub mod messages;
 pub mod sessions;
 pub mod users;
 pub mod welcome;
