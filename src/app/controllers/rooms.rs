@@ -401,10 +401,7 @@ pub fn destroy_room(cx: &mut Ctx, rq: &mut Req<'_, '_>, room: Room) -> Result<Fl
         },
         move |_cx, res, result| {
             if result? {
-                let mut html = Vec::with_capacity(96);
-                let target = format!("list_{}_{id}", room_key(kind));
-                views::streams::remove::render(&Target(&target), &mut Out::new(&mut html));
-                broadcast_html("rooms", &html);
+                broadcast_html("rooms", &super::sidebars::remove_stream(kind, id));
             }
             respond::redirect(res, "/");
             Ok(())

@@ -3,7 +3,7 @@
 
 use super::room_forms;
 use super::rooms::{self, Scope};
-use super::rooms_opens::broadcast_shared;
+use super::sidebars::{self, Place};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
 use crate::db::rooms::Kind;
@@ -69,8 +69,9 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         },
         move |_cx, res, result| {
             let (id, members) = result?;
+            let html = sidebars::shared_stream(Place::Prepend, Kind::Closed, id, &shown);
             for m in members {
-                broadcast_shared(&rooms::user_rooms_stream(m), "prepend", Kind::Closed, id, &shown);
+                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
             }
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
@@ -99,8 +100,9 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             db::memberships::user_ids(c, id)
         },
         move |_cx, res, result| {
+            let html = sidebars::shared_stream(Place::Replace, Kind::Closed, id, &shown);
             for m in result? {
-                broadcast_shared(&rooms::user_rooms_stream(m), "replace", Kind::Closed, id, &shown);
+                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
             }
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())

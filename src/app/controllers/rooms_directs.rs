@@ -5,7 +5,6 @@
 
 use super::rooms::{self, Scope};
 use super::rooms_closeds::user_ids;
-use super::rooms_involvements::Stream;
 use super::sidebars::{self, DirectLink};
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
@@ -71,11 +70,7 @@ fn broadcast_direct(cx: &Ctx, room_id: i64) -> Result<(), AppError> {
         let others: Vec<Member> = members.iter().filter(|o| o.id != m.id).cloned().collect();
         let shown = if others.is_empty() { vec![m.clone()] } else { others };
         let link = DirectLink { room_id, updated_at: room.updated_at, unread: false, shown };
-        let mut content = Vec::with_capacity(512);
-        sidebars::render_direct(&cx.keys, &link, &mut Out::new(&mut content));
-        let mut html = Vec::with_capacity(content.len() + 96);
-        views::streams::prepend::render(&Stream { target: "direct_rooms", content: &content }, &mut Out::new(&mut html));
-        rooms::broadcast_html(&rooms::user_rooms_stream(m.id), &html);
+        rooms::broadcast_html(&rooms::user_rooms_stream(m.id), &sidebars::direct_stream(&cx.keys, &link));
     }
     Ok(())
 }

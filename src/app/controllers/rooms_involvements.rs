@@ -72,17 +72,10 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
             let previous = result?.ok_or(AppError::NotFound)?;
             if kind != Kind::Direct {
                 let stream = rooms::user_rooms_stream(user_id);
-                let mut html = Vec::with_capacity(512);
                 if wanted == Involvement::Invisible {
-                    let target = format!("list_{}_{room_id}", room_key(kind));
-                    views::streams::remove::render(&rooms::Target(&target), &mut Out::new(&mut html));
+                    rooms::broadcast_html(&stream, &sidebars::remove_stream(kind, room_id));
                 } else if previous == Some(Involvement::Invisible) {
-                    let mut link = Vec::with_capacity(400);
-                    sidebars::render_shared(kind, room_id, &name, false, &mut Out::new(&mut link));
-                    views::streams::prepend::render(&Stream { target: "shared_rooms", content: &link }, &mut Out::new(&mut html));
-                }
-                if !html.is_empty() {
-                    rooms::broadcast_html(&stream, &html);
+                    rooms::broadcast_html(&stream, &sidebars::shared_stream(sidebars::Place::Prepend, kind, room_id, &name));
                 }
             }
             respond::redirect(res, &format!("/rooms/{room_id}/involvement"));

@@ -2,14 +2,12 @@
 //! new/create, edit/update (turning a closed room open), and show (a redirect to the room).
 
 use super::room_forms;
-use super::rooms::{self, room_key, Scope};
-use super::rooms_involvements::Stream;
-use super::sidebars;
+use super::rooms::{self, Scope};
+use super::sidebars::{self, Place};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::rooms::Kind;
 use crate::db::{self, Conn};
 use crate::http::Response;
-use crate::views::{self, Out};
 
 /// `GET /rooms/opens/:id`: to the room itself.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
@@ -45,7 +43,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         move |c: &Conn| db::rooms::create_for(c, Kind::Open, Some(&name), me, &[me], db::time::now_us()),
         move |_cx, res, result| {
             let id = result?;
-            broadcast_shared("rooms", "prepend", Kind::Open, id, &shown);
+            rooms::broadcast_html("rooms", &sidebars::shared_stream(Place::Prepend, Kind::Open, id, &shown));
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
         },
@@ -67,24 +65,9 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         move |c: &Conn| db::rooms::update(c, id, Some(&name), Kind::Open, db::time::now_us()),
         move |_cx, res, result| {
             result?;
-            broadcast_shared("rooms", "replace", Kind::Open, id, &shown);
+            rooms::broadcast_html("rooms", &sidebars::shared_stream(Place::Replace, Kind::Open, id, &shown));
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
         },
     )
-}
-
-/// Broadcasts a shared room link to `stream`: `prepend` into `shared_rooms` or `replace`
-/// of the room's own link (rendered without `unread`, as Rails' broadcasts are).
-pub fn broadcast_shared(stream: &str, action: &str, kind: Kind, id: i64, name: &str) {
-    let mut link = Vec::with_capacity(400);
-    sidebars::render_shared(kind, id, name, false, &mut Out::new(&mut link));
-    let mut html = Vec::with_capacity(link.len() + 128);
-    if action == "prepend" {
-        views::streams::prepend::render(&Stream { target: "shared_rooms", content: &link }, &mut Out::new(&mut html));
-    } else {
-        let target = format!("list_{}_{id}", room_key(kind));
-        views::streams::replace::render(&Stream { target: &target, content: &link }, &mut Out::new(&mut html));
-    }
-    rooms::broadcast_html(stream, &html);
 }

@@ -3,6 +3,7 @@
 //! Also the room links the room controllers broadcast into other people's sidebars.
 
 use super::rooms::{self, room_key};
+use super::rooms_involvements::Stream;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::{self, avatar_url};
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -234,9 +235,77 @@ impl views::users::avatar_image::View for AvatarImage<'_> {
     }
 }
 
+/// Where a shared room link goes in a sidebar broadcast.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Place {
+    /// S1, S3, S8: a new link at the top of `shared_rooms`.
+    Prepend,
+    /// S2, S4: the room's existing link, `list_<key>_<id>`.
+    Replace,
+}
+
+/// The Turbo Stream of a shared room link (rendered without `unread`, as broadcasts are).
+pub fn shared_stream(place: Place, kind: Kind, id: i64, name: &str) -> Vec<u8> {
+    let mut link = Vec::with_capacity(400);
+    render_shared(kind, id, name, false, &mut Out::new(&mut link));
+    let mut html = Vec::with_capacity(link.len() + 128);
+    match place {
+        Place::Prepend => views::streams::prepend::render(&Stream { target: "shared_rooms", content: &link }, &mut Out::new(&mut html)),
+        Place::Replace => {
+            let target = format!("list_{}_{id}", room_key(kind));
+            views::streams::replace::render(&Stream { target: &target, content: &link }, &mut Out::new(&mut html));
+        }
+    }
+    html
+}
+
+/// The Turbo Stream removing a room's link (S5, S7).
+pub fn remove_stream(kind: Kind, id: i64) -> Vec<u8> {
+    let mut html = Vec::with_capacity(96);
+    let target = format!("list_{}_{id}", room_key(kind));
+    views::streams::remove::render(&rooms::Target(&target), &mut Out::new(&mut html));
+    html
+}
+
+/// The Turbo Stream prepending a direct room link into `direct_rooms` (S6).
+pub fn direct_stream(keys: &Keys, link: &DirectLink) -> Vec<u8> {
+    let mut content = Vec::with_capacity(512);
+    render_direct(keys, link, &mut Out::new(&mut content));
+    let mut html = Vec::with_capacity(content.len() + 96);
+    views::streams::prepend::render(&Stream { target: "direct_rooms", content: &content }, &mut Out::new(&mut html));
+    html
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(v: Vec<u8>) -> String {
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn sidebar_streams_follow_spec_06_11_5() {
+        let s = text(shared_stream(Place::Prepend, Kind::Open, 7, "Tea & <cake>"));
+        assert!(s.starts_with("<turbo-stream action=\"prepend\" target=\"shared_rooms\"><template><a id=\"list_rooms_open_7\" class=\"room btn\" href=\"/rooms/7\""), "{s}");
+        assert!(s.contains("data-sorted-list-name=\"Tea &amp; &lt;cake&gt;\""));
+        assert!(s.ends_with("</template></turbo-stream>"));
+        let s = text(shared_stream(Place::Replace, Kind::Closed, 8, "x"));
+        assert!(s.starts_with("<turbo-stream action=\"replace\" target=\"list_rooms_closed_8\">"), "{s}");
+        assert_eq!(text(remove_stream(Kind::Direct, 9)), "<turbo-stream action=\"remove\" target=\"list_rooms_direct_9\"></turbo-stream>");
+        let keys = Keys::derive(b"test");
+        let link = DirectLink {
+            room_id: 3,
+            updated_at: 1_700_000_000_123_456,
+            unread: true,
+            shown: vec![Member { id: 1, name: "Jason Fried".into(), updated_at: 0 }, Member { id: 2, name: "Kevin".into(), updated_at: 0 }],
+        };
+        let s = text(direct_stream(&keys, &link));
+        assert!(s.starts_with("<turbo-stream action=\"prepend\" target=\"direct_rooms\"><template><a id=\"list_rooms_direct_3\" class=\"direct unread\""), "{s}");
+        assert!(s.contains("data-sorted-list-number=\"1700000000123\""));
+        assert!(s.contains("<div class=\"avatar__group\">"));
+        assert!(s.contains("JF+K</span>"), "{s}");
+    }
 
     #[test]
     fn initials_and_first_names() {
