@@ -39,7 +39,8 @@ pub const BENDER_TOKEN: &str = "bender-bot-token-1234";
 const MINUTE_US: i64 = 60_000_000;
 
 /// (id, name, e-mail, role, bio, session token). Role 1 = administrator, 2 = bot.
-const USERS: &[(i64, &str, Option<&str>, i64, Option<&str>, &str)] = &[
+type UserFixture = (i64, &'static str, Option<&'static str>, i64, Option<&'static str>, &'static str);
+const USERS: &[UserFixture] = &[
     (DAVID, "David", Some("david@37signals.com"), 1, None, super::client::VECTOR_TOKEN),
     (JASON, "Jason", Some("jason@37signals.com"), 1, None, "JasonSessionToken0000001"),
     (JZ, "JZ", Some("jz@37signals.com"), 0, Some("Designer"), "JzSessionToken0000000001"),

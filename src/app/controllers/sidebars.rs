@@ -32,7 +32,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
         Ok(())
     })?;
     // Newest activity first; the sort is stable, so equal times keep name order as in Rails.
-    direct.sort_by(|a, b| b.1.cmp(&a.1));
+    direct.sort_by_key(|d| std::cmp::Reverse(d.1));
     let mut directs = Vec::with_capacity(direct.len());
     for (room_id, updated_at, unread) in direct {
         directs.push(DirectLink { room_id, updated_at, unread, shown: shown_members(&cx.db, room_id, &user)? });
