@@ -133,3 +133,39 @@ fn autocomplete_lists_active_members_as_json() {
     assert!(r.body.contains(&format!("\"value\":{JZ}")));
     assert_eq!(s.get(KEVIN, &format!("/autocompletable/users.json?room_id={WATERCOOLER}")).status, 404);
 }
+
+#[test]
+fn direct_rooms_cannot_be_turned_into_shared_ones() {
+    let s = start();
+    for path in [format!("/rooms/closeds/{BENDER_AND_KEVIN}"), format!("/rooms/opens/{BENDER_AND_KEVIN}")] {
+        let r = s.post(KEVIN, &path, &[("_method", "put"), ("room[name]", "Nope"), ("user_ids[]", &KEVIN.to_string())]);
+        assert_eq!((r.status, r.location()), (302, Some("/")), "{path}");
+    }
+    assert_eq!(s.query_text(&format!("SELECT type FROM rooms WHERE id = {BENDER_AND_KEVIN}")), "Rooms::Direct");
+    assert_eq!(s.query_int(&format!("SELECT count(*) FROM memberships WHERE room_id = {BENDER_AND_KEVIN}")), 2);
+}
+
+#[test]
+fn removing_yourself_from_a_closed_room_leads_home() {
+    let s = start();
+    let r = s.post(DAVID, &format!("/rooms/closeds/{DESIGNERS}"), &[("_method", "put"), ("room[name]", "Designers"), ("user_ids[]", &JZ.to_string())]);
+    assert_eq!(r.location(), Some(format!("/rooms/{DESIGNERS}").as_str()));
+    let r = s.get(DAVID, &format!("/rooms/{DESIGNERS}"));
+    assert_eq!((r.status, r.location()), (302, Some("/")));
+}
+
+#[test]
+fn a_new_message_shows_as_unread_in_the_other_members_sidebar() {
+    let s = start();
+    let unread = |s: &Seeded| s.get(DAVID, "/users/me/sidebar").body.matches(" unread\"").count();
+    assert_eq!(unread(&s), 0);
+    let r = s.srv.send(
+        &Request::post_form(&format!("/rooms/{DAVID_AND_JASON}/messages"), &[("message[body]", "<div>psst</div>"), ("message[client_message_id]", "u1")])
+            .header("Accept", "text/vnd.turbo-stream.html")
+            .cookies(&s.jar(JASON)),
+    );
+    assert!(r.status == 200 || r.status == 201, "{r:?}");
+    let body = s.get(DAVID, "/users/me/sidebar").body;
+    assert!(body.contains(&format!("id=\"list_rooms_direct_{DAVID_AND_JASON}\" class=\"direct unread\"")), "{body}");
+    assert_eq!(unread(&s), 1);
+}
