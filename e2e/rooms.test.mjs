@@ -135,6 +135,7 @@ test("open a room, create a closed room and a ping; screenshots", async () => {
   await page.click('a.switch[href="/rooms/closeds/new"]');
   await page.waitForURL(/\/rooms\/closeds\/new$/);
   await page.fill("#room_name", "Launch crew");
+  await page.screenshot({ path: join(shots, "new-closed-room-desktop-light.png") });
   const kevinId = sql("SELECT id FROM users WHERE name = 'Kevin Lane'");
   await page.click(`label.switch:has(input[name="user_ids[]"][value="${kevinId}"])`);
   assert.ok(await page.isChecked(`input[name="user_ids[]"][value="${kevinId}"]`));
@@ -154,6 +155,8 @@ test("open a room, create a closed room and a ping; screenshots", async () => {
   await page.waitForURL(new RegExp(`/rooms/${pingRoom}$`), { timeout: 20000 });
   await page.waitForFunction(() => document.title === "Kevin Lane", null, { timeout: 20000 });
   assert.equal(sql("SELECT count(*) FROM rooms WHERE type = 'Rooms::Direct'"), "1");
+  await page.goto(`${base}/rooms/directs/${pingRoom}/edit`);
+  await page.screenshot({ path: join(shots, "edit-ping-desktop-light.png") });
 
   // Screenshots of the room page: desktop and phone, light and dark.
   for (const scheme of ["light", "dark"]) {
