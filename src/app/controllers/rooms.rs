@@ -336,6 +336,11 @@ impl views::users::avatar::View for Avatar<'_> {
 impl views::rooms::invitation::View for RoomPage<'_> {
     fn logo_url(&self, o: &mut Out<'_>) {
         o.static_bytes(b"/account/logo");
+        // The versioned URL, as the layout's icons use, so a new logo is not served stale.
+        if let Ok(Some(v)) = db::layout::account_look(&self.cx.db).map(|l| l.updated_at) {
+            o.static_bytes(b"?v=");
+            layout::version_stamp(v, o);
+        }
     }
     fn invite(&self, o: &mut Out<'_>) {
         views::accounts::invite::render(self, o);
