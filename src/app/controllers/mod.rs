@@ -4,11 +4,13 @@
 //! (`bans.rs`) when unambiguous.
 
 pub mod bans;
+pub mod boosts;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
 pub mod logos;
 pub mod messages;
+pub mod searches;
 pub mod sessions;
 pub mod users;
 pub mod welcome;
