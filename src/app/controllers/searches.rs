@@ -25,7 +25,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
         recent.push(q.to_owned());
         Ok(())
     })?;
-    let last_room = match rq.cookie(b"last_room").and_then(|v| parse_id(v)) {
+    let last_room = match rq.cookie(b"last_room").and_then(parse_id) {
         Some(id) if db::memberships::exists(&cx.db, id, user_id)? => Some(id),
         _ => db::rooms::last_for_user(&cx.db, user_id)?,
     };
