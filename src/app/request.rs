@@ -108,7 +108,7 @@ impl<'r, 'c> Req<'r, 'c> {
             Format::TurboStream => true,
             Format::None => self
                 .header(b"accept")
-                .is_some_and(|a| a.windows(28).any(|w| w == b"text/vnd.turbo-stream.html")),
+                .is_some_and(|a| a.windows(26).any(|w| w == b"text/vnd.turbo-stream.html")),
             _ => false,
         }
     }

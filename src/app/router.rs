@@ -360,16 +360,16 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // boosts (browser)
         [b"messages", message_id, b"boosts"] if get => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#index") // messages::boosts::index
+            (boosts::index, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#index")
         }
         [b"messages", message_id, b"boosts"] if m == Post => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#create") // messages::boosts::create
+            (boosts::create, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#create")
         }
         [b"messages", message_id, b"boosts", b"new"] if get => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#new") // messages::boosts::new
+            (boosts::new, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#new")
         }
         [b"messages", message_id, b"boosts", id] if m == Delete => (
-            UNBUILT, // messages::boosts::destroy
+            boosts::destroy,
             SIGNED_IN,
             Params { message_id, id, ..p },
             "messages/boosts#destroy",
@@ -378,9 +378,9 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"messages"] if m == Post => (messages::create_without_room, SIGNED_IN, p, "messages#create"),
 
         // search
-        [b"searches", b"clear"] if m == Delete => (UNBUILT, SIGNED_IN, p, "searches#clear"), // searches::clear
-        [b"searches"] if get => (UNBUILT, SIGNED_IN, p, "searches#index"), // searches::index
-        [b"searches"] if m == Post => (UNBUILT, SIGNED_IN, p, "searches#create"), // searches::create
+        [b"searches", b"clear"] if m == Delete => (searches::clear, SIGNED_IN, p, "searches#clear"),
+        [b"searches"] if get => (searches::index, SIGNED_IN, p, "searches#index"),
+        [b"searches"] if m == Post => (searches::create, SIGNED_IN, p, "searches#create"),
 
         [b"unfurl_link"] if m == Post => (UNBUILT, SIGNED_IN, p, "unfurl_links#create"), // unfurl_links::create
 

@@ -5,6 +5,7 @@
 
 pub mod autocompletable_users;
 pub mod bans;
+pub mod boosts;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
@@ -17,6 +18,7 @@ pub mod rooms_directs;
 pub mod rooms_involvements;
 pub mod rooms_opens;
 pub mod rooms_refreshes;
+pub mod searches;
 pub mod sessions;
 pub mod sidebars;
 pub mod users;
