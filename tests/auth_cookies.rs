@@ -93,3 +93,30 @@ fn return_to_survives_sign_in_through_the_encrypted_session() {
     );
     assert_eq!(r.location(), Some("/"));
 }
+
+/// The spec/03 §4.3 `_campfire_session` vector (SECRET_KEY_BASE=dummy, expiring 2045).
+const SESSION_VECTOR: &str = "C48PY3oFz4AemAzmyI73v3BklYVQyB/zaHrz7KXPIKNd3U4QInJ0P9e4gEYGTg2bBTH1f8vQuhkRSYlnVSv1N65BOUATQTOqIbyy9rM1bXcYk85G5IpQjMYQLCNK4OWMcvBAIQ+v9zSZHwsotwGpVYYEvqdelGv51Z+iv3yubignSc3mEcM6cS++fH+n9X8VvN5jnypb+I9CcWnXPxa1aaY+NWlKadv3lNDq6UiA7iQ5aexSqbzPiQWDDsUvDNucMhMNfHl1eURUcgxYy9FsPd2d5hTZNg0MfQiPJmO3VvflJw6NFIYRNSwmEEqAmtljP/is6d7M6Zy2jdPcDOoyIFCAyjYsmhcGd3crgNMFqGYm3VbBrDzB--cfUJfr/L6siLfik5--XyOQmuO1VaWD71WdcIjqIg==";
+
+#[test]
+fn a_rails_session_cookie_is_read_and_its_keys_carried_over() {
+    let srv = Server::start(&[]);
+    // Rails writes the value form-encoded in Set-Cookie; send it the way a browser returns it.
+    let mut sent = Vec::new();
+    campfire::crypto::cookies::form_escape(SESSION_VECTOR.as_bytes(), &mut sent);
+    let sent = String::from_utf8(sent).unwrap();
+    // An anonymous visit to a protected page stores the return-to URL in that session.
+    let r = srv.send(&Request::get("/account/edit").header("Cookie", &format!("_campfire_session={sent}")));
+    assert_eq!(r.location(), Some("/session/new"));
+    let mut jar = Jar::default();
+    jar.update(&r);
+    let value = jar.get("_campfire_session").expect("session rewritten");
+
+    // Decrypt what we wrote with the same key Rails uses: the Rails keys survive, ours is added.
+    let keys = campfire::crypto::Keys::derive(b"dummy");
+    let mut scratch = campfire::crypto::Scratch::default();
+    let now = campfire::crypto::time::now_ms();
+    let session = campfire::crypto::cookies::read_session(&keys, value.as_bytes(), now, &mut scratch);
+    assert_eq!(session.session_id.as_deref(), Some("5b1c6f0f0c0ad4f8b6b1e3f4a7d9c2e18f3a6b5c4d2e1f0a9b8c7d6e5f4a3b2c"));
+    assert_eq!(session.csrf_token.as_deref(), Some("kY7s3Qe0x9bVt2LmN4pR6uW8zA1cE3gI5kM7oQ9sU0w"));
+    assert_eq!(session.return_to.as_deref(), Some("/account/edit"));
+}

@@ -9,7 +9,8 @@
 //! without `finish` (a full worker queue, a task that bailed out) answers 503, so no client is
 //! left hanging and overload reads as overload.
 
-use super::{errors, gates, AppError, Ctx, Flow, Req};
+use super::{cookies, errors, gates, AppError, Ctx, Flow, Req};
+use crate::crypto::cookies::Session;
 use crate::db::{self, Conn, Job};
 use crate::http::Response;
 use crate::server::Parker;
@@ -19,19 +20,29 @@ pub struct Ticket {
     parker: Option<Parker<Ctx>>,
     route: &'static str,
     json: bool,
+    /// The Rails session, when the action changed it before parking.
+    session: Option<Session>,
 }
 
 impl Ticket {
-    pub(super) fn new(parker: Parker<Ctx>, route: &'static str, json: bool) -> Ticket {
-        Ticket { parker: Some(parker), route, json }
+    pub(super) fn new(parker: Parker<Ctx>, route: &'static str, json: bool, session: Option<Session>) -> Ticket {
+        Ticket { parker: Some(parker), route, json, session }
     }
 
     /// Fills the parked response: `fill` runs on the connection's loop thread with that loop's
     /// `Ctx`. Callable from any thread.
     pub fn finish(mut self, fill: impl FnOnce(&mut Ctx, &mut Response) -> Result<(), AppError> + Send + 'static) {
         if let Some(parker) = self.parker.take() {
-            let (route, json) = (self.route, self.json);
-            parker.resume(move |cx: &mut Ctx, res: &mut Response| resumed(cx, res, route, json, fill));
+            let (route, json, mut session) = (self.route, self.json, self.session.take());
+            parker.resume(move |cx: &mut Ctx, res: &mut Response| {
+                resumed(cx, res, route, json, |cx, res| {
+                    fill(cx, res)?;
+                    if let Some(session) = session.as_mut() {
+                        cookies::write_session(cx, res, session);
+                    }
+                    Ok(())
+                })
+            });
         }
     }
 }

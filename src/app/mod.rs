@@ -21,10 +21,12 @@ pub mod errors;
 pub mod flow;
 pub mod gates;
 pub mod layout;
+pub mod message_view;
 pub mod params;
 pub mod rate_limit;
 pub mod request;
 pub mod respond;
+pub mod room_streams;
 pub mod router;
 pub mod test_routes;
 pub mod worker;
@@ -173,7 +175,16 @@ impl Handler for Ctx {
         }
         let mut params = std::mem::take(&mut self.params);
         params.clear();
+        // One read transaction for all of the request's queries: SQLite takes and drops its
+        // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
+        // request sees one consistent snapshot. Failing to begin only costs that saving.
+        let snapshot = self.db.exec("BEGIN").is_ok();
         let flow = pipeline(self, req, res, call, &mut params);
+        if snapshot && !self.db.is_autocommit() {
+            if let Err(e) = self.db.exec("COMMIT") {
+                eprintln!("app: ending the read transaction failed: {e}");
+            }
+        }
         self.params = params;
         flow
     }

@@ -7,9 +7,9 @@
 //! byte-stable and cacheable (docs/architecture.md "Deviations from Rails").
 
 use super::params::Params;
-use crate::crypto::cookies::Session;
 use super::router::{self, Format};
 use super::Ctx;
+use crate::crypto::cookies::Session;
 use crate::http::{Method, Request, Response};
 use crate::server::Call;
 use std::net::IpAddr;
@@ -108,7 +108,7 @@ impl<'r, 'c> Req<'r, 'c> {
             Format::TurboStream => true,
             Format::None => self
                 .header(b"accept")
-                .is_some_and(|a| a.windows(28).any(|w| w == b"text/vnd.turbo-stream.html")),
+                .is_some_and(|a| a.windows(26).any(|w| w == b"text/vnd.turbo-stream.html")),
             _ => false,
         }
     }
@@ -185,10 +185,14 @@ impl<'r, 'c> Req<'r, 'c> {
     }
 
     /// Parks the connection: the action returns `Flow::Parked` and the response is filled
-    /// through the ticket later (flow.rs). Call at most once per request.
+    /// through the ticket later (flow.rs). Call at most once per request. A session changed
+    /// before parking (a flash for the next page, say) travels with the ticket and is written
+    /// with the response if that succeeds.
     pub fn ticket(&mut self) -> super::Ticket {
         let json = self.wants_json();
-        super::Ticket::new(self.call.park(), self.route.name, json)
+        let session = if self.session_dirty { self.session.take() } else { None };
+        self.session_dirty = false;
+        super::Ticket::new(self.call.park(), self.route.name, json, session)
     }
 
     /// Writes the `_campfire_session` cookie if the session changed during this request.

@@ -222,7 +222,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (bans::destroy, SIGNED_IN, Params { user_id, ..p }, "users/bans#destroy")
         }
         [b"users", user_id, b"sidebar"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show") // users::sidebars::show
+            (sidebars::show, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show")
         }
         [b"users", user_id, b"profile"] if get => {
             (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show") // users::profiles::show
@@ -251,28 +251,28 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"users", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "users#show"), // users::show
 
         [b"autocompletable", b"users"] if get => {
-            (UNBUILT, SIGNED_IN, p, "autocompletable/users#index") // autocompletable::users::index
+            (autocompletable_users::index, SIGNED_IN, p, "autocompletable/users#index")
         }
 
         // messages (browser)
         [b"rooms", room_id, b"messages"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#index") // messages::index
+            (messages::index, SIGNED_IN, Params { room_id, ..p }, "messages#index")
         }
         [b"rooms", room_id, b"messages"] if m == Post => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "messages#create") // messages::create
+            (messages::create, SIGNED_IN, Params { room_id, ..p }, "messages#create")
         }
         [b"rooms", room_id, b"messages", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#edit") // messages::edit
+            (messages::edit, SIGNED_IN, Params { room_id, id, ..p }, "messages#edit")
         }
         [b"rooms", _, b"messages", b"new"] if get => return None,
         [b"rooms", room_id, b"messages", id] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#show") // messages::show
+            (messages::show, SIGNED_IN, Params { room_id, id, ..p }, "messages#show")
         }
         [b"rooms", room_id, b"messages", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#update") // messages::update
+            (messages::update, SIGNED_IN, Params { room_id, id, ..p }, "messages#update")
         }
         [b"rooms", room_id, b"messages", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { room_id, id, ..p }, "messages#destroy") // messages::destroy
+            (messages::destroy, SIGNED_IN, Params { room_id, id, ..p }, "messages#destroy")
         }
 
         // bot API
@@ -309,78 +309,78 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // rooms: nested resources first, then the room itself, as in routes.rb
         [b"rooms", room_id, b"refresh"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/refreshes#show") // rooms::refreshes::show
+            (rooms_refreshes::show, SIGNED_IN, Params { room_id, ..p }, "rooms/refreshes#show")
         }
         [b"rooms", room_id, b"involvement"] if get => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#show") // rooms::involvements::show
+            (rooms_involvements::show, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#show")
         }
         [b"rooms", room_id, b"involvement"] if update => {
-            (UNBUILT, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#update") // rooms::involvements::update
+            (rooms_involvements::update, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#update")
         }
         [b"rooms", room_id, at] if get && at.first() == Some(&b'@') && at.len() > 1 => {
             let message_id = &at[1..];
-            (UNBUILT, SIGNED_IN, Params { room_id, message_id, id: room_id, ..p }, "rooms#show") // rooms::show
+            (rooms::show, SIGNED_IN, Params { room_id, message_id, id: room_id, ..p }, "rooms#show")
         }
-        [b"rooms"] if get => (UNBUILT, SIGNED_IN, p, "rooms#index"), // rooms::index
+        [b"rooms"] if get => (rooms::index, SIGNED_IN, p, "rooms#index"),
         [b"rooms", b"new"] if get => return None,
-        [b"rooms", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms#show"), // rooms::show
+        [b"rooms", id] if get => (rooms::show, SIGNED_IN, Params { id, ..p }, "rooms#show"),
         [b"rooms", id] if m == Delete && !is_room_kind(id) => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms#destroy") // rooms::destroy
+            (rooms::destroy, SIGNED_IN, Params { id, ..p }, "rooms#destroy")
         }
 
         // open and closed rooms share one shape
-        [b"rooms", b"opens"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/opens#create"), // rooms::opens::create
-        [b"rooms", b"opens", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/opens#new"), // rooms::opens::new
+        [b"rooms", b"opens"] if m == Post => (rooms_opens::create, SIGNED_IN, p, "rooms/opens#create"),
+        [b"rooms", b"opens", b"new"] if get => (rooms_opens::new, SIGNED_IN, p, "rooms/opens#new"),
         [b"rooms", b"opens", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#edit") // rooms::opens::edit
+            (rooms_opens::edit, SIGNED_IN, Params { id, ..p }, "rooms/opens#edit")
         }
-        [b"rooms", b"opens", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#show"), // rooms::opens::show
+        [b"rooms", b"opens", id] if get => (rooms_opens::show, SIGNED_IN, Params { id, ..p }, "rooms/opens#show"),
         [b"rooms", b"opens", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/opens#update") // rooms::opens::update
+            (rooms_opens::update, SIGNED_IN, Params { id, ..p }, "rooms/opens#update")
         }
-        [b"rooms", b"closeds"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/closeds#create"), // rooms::closeds::create
-        [b"rooms", b"closeds", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/closeds#new"), // rooms::closeds::new
+        [b"rooms", b"closeds"] if m == Post => (rooms_closeds::create, SIGNED_IN, p, "rooms/closeds#create"),
+        [b"rooms", b"closeds", b"new"] if get => (rooms_closeds::new, SIGNED_IN, p, "rooms/closeds#new"),
         [b"rooms", b"closeds", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#edit") // rooms::closeds::edit
+            (rooms_closeds::edit, SIGNED_IN, Params { id, ..p }, "rooms/closeds#edit")
         }
         [b"rooms", b"closeds", id] if get => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#show") // rooms::closeds::show
+            (rooms_closeds::show, SIGNED_IN, Params { id, ..p }, "rooms/closeds#show")
         }
         [b"rooms", b"closeds", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/closeds#update") // rooms::closeds::update
+            (rooms_closeds::update, SIGNED_IN, Params { id, ..p }, "rooms/closeds#update")
         }
-        [b"rooms", b"directs"] if m == Post => (UNBUILT, SIGNED_IN, p, "rooms/directs#create"), // rooms::directs::create
-        [b"rooms", b"directs", b"new"] if get => (UNBUILT, SIGNED_IN, p, "rooms/directs#new"), // rooms::directs::new
+        [b"rooms", b"directs"] if m == Post => (rooms_directs::create, SIGNED_IN, p, "rooms/directs#create"),
+        [b"rooms", b"directs", b"new"] if get => (rooms_directs::new, SIGNED_IN, p, "rooms/directs#new"),
         [b"rooms", b"directs", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/directs#edit") // rooms::directs::edit
+            (rooms_directs::edit, SIGNED_IN, Params { id, ..p }, "rooms/directs#edit")
         }
         [b"rooms", b"directs", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "rooms/directs#destroy") // rooms::directs::destroy
+            (rooms_directs::destroy, SIGNED_IN, Params { id, ..p }, "rooms/directs#destroy")
         }
 
         // boosts (browser)
         [b"messages", message_id, b"boosts"] if get => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#index") // messages::boosts::index
+            (boosts::index, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#index")
         }
         [b"messages", message_id, b"boosts"] if m == Post => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#create") // messages::boosts::create
+            (boosts::create, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#create")
         }
         [b"messages", message_id, b"boosts", b"new"] if get => {
-            (UNBUILT, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#new") // messages::boosts::new
+            (boosts::new, SIGNED_IN, Params { message_id, ..p }, "messages/boosts#new")
         }
         [b"messages", message_id, b"boosts", id] if m == Delete => (
-            UNBUILT, // messages::boosts::destroy
+            boosts::destroy,
             SIGNED_IN,
             Params { message_id, id, ..p },
             "messages/boosts#destroy",
         ),
         // `POST /messages` exists only to tell a composer whose room is gone (spec/02 §2).
-        [b"messages"] if m == Post => (UNBUILT, SIGNED_IN, p, "messages#create"), // messages::create
+        [b"messages"] if m == Post => (messages::create_without_room, SIGNED_IN, p, "messages#create"),
 
         // search
-        [b"searches", b"clear"] if m == Delete => (UNBUILT, SIGNED_IN, p, "searches#clear"), // searches::clear
-        [b"searches"] if get => (UNBUILT, SIGNED_IN, p, "searches#index"), // searches::index
-        [b"searches"] if m == Post => (UNBUILT, SIGNED_IN, p, "searches#create"), // searches::create
+        [b"searches", b"clear"] if m == Delete => (searches::clear, SIGNED_IN, p, "searches#clear"),
+        [b"searches"] if get => (searches::index, SIGNED_IN, p, "searches#index"),
+        [b"searches"] if m == Post => (searches::create, SIGNED_IN, p, "searches#create"),
 
         [b"unfurl_link"] if m == Post => (UNBUILT, SIGNED_IN, p, "unfurl_links#create"), // unfurl_links::create
 

@@ -38,6 +38,13 @@ pub fn for_message(c: &Conn, message_id: i64, mut f: impl FnMut(&BoostRow<'_>) -
     Ok(n)
 }
 
+/// The (message id, booster id) of boost `id`, if it exists.
+pub fn find(c: &Conn, id: i64) -> Result<Option<(i64, i64)>> {
+    let mut s = c.prepare_cached("SELECT message_id, booster_id FROM boosts WHERE id = ?1")?;
+    s.bind(1, id)?;
+    Ok(if s.row()? { Some((s.int(0), s.int(1))) } else { None })
+}
+
 /// Boosts `message_id` as `booster_id` with `content` and touches the message and its
 /// room. Returns the new boost id, or `None` when the message does not exist.
 pub fn create(c: &Conn, message_id: i64, booster_id: i64, content: &str, now: i64) -> Result<Option<i64>> {

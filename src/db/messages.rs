@@ -238,6 +238,31 @@ pub fn attachment(c: &Conn, id: i64) -> Result<Option<Attachment>> {
     }))
 }
 
+/// The name of room `room_id` (`None` for direct rooms, which have none, or no such room):
+/// the room part of the message partial.
+pub fn room_name(c: &Conn, room_id: i64) -> Result<Option<String>> {
+    let mut s = c.prepare_cached("SELECT name FROM rooms WHERE id = ?1")?;
+    s.bind(1, room_id)?;
+    if !s.row()? {
+        return Ok(None);
+    }
+    s.opt_string(0)
+}
+
+/// The names of the members of `room_id` in membership order: a direct room's display name
+/// in the message partial (Rails' `room.users.pluck(:name)`).
+pub fn room_member_names(c: &Conn, room_id: i64) -> Result<Vec<String>> {
+    let mut s = c.prepare_cached(
+        "SELECT u.name FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.room_id = ?1 ORDER BY m.id",
+    )?;
+    s.bind(1, room_id)?;
+    let mut out = Vec::new();
+    while s.step()? == Step::Row {
+        out.push(s.string(0)?);
+    }
+    Ok(out)
+}
+
 /// A message to create.
 #[derive(Clone, Copy, Debug)]
 pub struct NewMessage<'a> {

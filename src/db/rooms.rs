@@ -225,6 +225,48 @@ pub fn original(c: &Conn) -> Result<Option<i64>> {
     Ok(if s.row()? { Some(s.int(0)) } else { None })
 }
 
+/// A member of a room, for names and avatars.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub id: i64,
+    pub name: String,
+    pub updated_at: i64,
+}
+
+/// The users of `room_id` in membership order (any status), as Rails' `room.users`.
+pub fn members(c: &Conn, room_id: i64) -> Result<Vec<Member>> {
+    let mut s = c.prepare_cached(
+        "SELECT u.id, u.name, u.updated_at FROM memberships m JOIN users u ON u.id = m.user_id \
+         WHERE m.room_id = ?1 ORDER BY m.id",
+    )?;
+    s.bind(1, room_id)?;
+    let mut out = Vec::new();
+    while s.step()? == Step::Row {
+        out.push(Member { id: s.int(0), name: s.string(1)?, updated_at: s.time(2)? });
+    }
+    Ok(out)
+}
+
+/// Marks `user_id`'s membership of `room_id` read (unread_at = NULL) when it is unread.
+/// Returns whether anything changed.
+pub fn mark_read(c: &Conn, room_id: i64, user_id: i64) -> Result<bool> {
+    let mut s = c.prepare_cached(
+        "UPDATE memberships SET unread_at = NULL WHERE room_id = ?1 AND user_id = ?2 AND unread_at IS NOT NULL",
+    )?;
+    s.bind(1, room_id)?;
+    s.bind(2, user_id)?;
+    s.run()?;
+    Ok(c.changes() > 0)
+}
+
+/// Whether `user_id`'s membership of `room_id` is unread.
+pub fn is_unread(c: &Conn, room_id: i64, user_id: i64) -> Result<bool> {
+    let mut s = c.prepare_cached("SELECT 1 FROM memberships WHERE room_id = ?1 AND user_id = ?2 AND unread_at IS NOT NULL")?;
+    s.bind(1, room_id)?;
+    s.bind(2, user_id)?;
+    s.row()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +345,19 @@ mod tests {
         assert_eq!(destroy(&c, room, T0).unwrap(), None);
         assert_eq!(last_for_user(&c, d).unwrap(), Some(keep));
         assert_eq!(original(&c).unwrap(), Some(keep));
+    }
+
+    #[test]
+    fn members_in_membership_order_and_mark_read_only_when_unread() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let (dm, _) = find_or_create_direct(&c, j, &[j, d], T0).unwrap();
+        let names: Vec<String> = members(&c, dm).unwrap().into_iter().map(|m| m.name).collect();
+        assert_eq!(names, vec!["David", "Jason"]);
+        memberships::mark_unread(&c, dm, j, T0, T0).unwrap();
+        assert!(is_unread(&c, dm, d).unwrap());
+        assert!(mark_read(&c, dm, d).unwrap());
+        assert!(!is_unread(&c, dm, d).unwrap());
+        assert!(!mark_read(&c, dm, d).unwrap(), "already read: no write");
     }
 }

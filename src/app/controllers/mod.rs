@@ -3,11 +3,23 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod autocompletable_users;
 pub mod bans;
+pub mod boosts;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
 pub mod logos;
+pub mod messages;
+pub mod room_forms;
+pub mod rooms;
+pub mod rooms_closeds;
+pub mod rooms_directs;
+pub mod rooms_involvements;
+pub mod rooms_opens;
+pub mod rooms_refreshes;
+pub mod searches;
 pub mod sessions;
+pub mod sidebars;
 pub mod users;
 pub mod welcome;

@@ -1,0 +1,393 @@
+//! MessagesController (spec/02 §4.26, spec/07 §5–§7): pages of messages, one message, the
+//! composer's create with its Turbo Stream answer, and edit/update/destroy by the creator or
+//! an administrator. Every write goes through the writer; the broadcasts of spec/06 §11.1–11.2
+//! go out once the write has committed, rendered once and shared with the HTTP answer.
+//!
+//! Not here yet: file uploads (`message[attachment]`, the Files issue), bot webhooks and Web
+//! Push on create (the Notifications issue), and the JSON answer of `update`.
+
+use crate::app::layout::{self, Page};
+use crate::app::message_view::{self, Renderer};
+use crate::app::room_streams;
+use crate::app::{respond, AppError, Ctx, Flow, Req};
+use crate::db::messages::{Message, NewMessage};
+use crate::db::rooms::Room;
+use crate::db::{self, memberships, messages, rooms};
+use crate::http::Response;
+use crate::richtext::{self, Mention};
+use crate::views::{self, Out};
+use super::bans::parse_id;
+
+const TURBO_STREAM: &[u8] = b"text/vnd.turbo-stream.html; charset=utf-8";
+
+/// `GET /rooms/:room_id/messages[?before=<id>|after=<id>]`: the page before or after a
+/// message of the room (404 when it is not one), else the last page; 204 when empty; a
+/// weak ETag and `Last-Modified` over the page, 304 when the client's copy is current.
+pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let anchor = |name: &str| -> Result<Option<i64>, AppError> {
+        match rq.params.get(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => {
+                let id = parse_id(v).ok_or(AppError::NotFound)?;
+                messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::NotFound)?;
+                Ok(Some(id))
+            }
+        }
+    };
+    let (before, after) = (anchor("before")?, anchor("after")?);
+    let list = match (before, after) {
+        (Some(id), _) => message_view::collect(|f| messages::page_before(&cx.db, room.id, id, f))?,
+        (None, Some(id)) => message_view::collect(|f| messages::page_after(&cx.db, room.id, id, f))?,
+        (None, None) => message_view::collect(|f| messages::last_page(&cx.db, room.id, f))?,
+    };
+    if list.is_empty() {
+        res.status(204);
+        return Ok(Flow::Done);
+    }
+    let etag = page_etag(&list);
+    let last_modified = list.iter().map(|m| m.updated_at).max().unwrap_or(0);
+    let mut date = Vec::with_capacity(32);
+    crate::crypto::time::write_http_date(last_modified.div_euclid(1000), &mut date);
+    res.header("ETag", etag.as_bytes());
+    res.header("Last-Modified", &date);
+    let fresh = match rq.header(b"if-none-match") {
+        Some(inm) => inm.split(|&b| b == b',').any(|t| t.trim_ascii() == etag.as_bytes() || t.trim_ascii() == b"*"),
+        None => rq.header(b"if-modified-since").is_some_and(|ims| ims == date.as_slice()),
+    };
+    if fresh {
+        res.status(304);
+        return Ok(Flow::Done);
+    }
+    res.status(200);
+    respond::html(res);
+    message_view::render_messages(&cx.db, &cx.keys, &list, res.body())?;
+    Ok(Flow::Done)
+}
+
+/// `GET /rooms/:room_id/messages/:id`: the message partial in the layout (Turbo takes the
+/// `edit_message_<cmid>` frame out of it to close an editor).
+pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = message(cx, rq, &room)?;
+    let mut html = Vec::with_capacity(4096);
+    message_view::render_messages(&cx.db, &cx.keys, std::slice::from_ref(&m), &mut html)?;
+    layout::page(cx, rq, res, 200, &Fragment(html))?;
+    Ok(Flow::Done)
+}
+
+/// `GET /rooms/:room_id/messages/:id/edit` (creator or administrator, else 403): the edit
+/// frame — the Trix form for text, the presentation and a delete button for attachments.
+pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = message(cx, rq, &room)?;
+    administer(rq, &m)?;
+    let mut html = Vec::with_capacity(4096);
+    if messages::attachment(&cx.db, m.id)?.is_some() {
+        let mut presentation = Vec::with_capacity(1024);
+        Renderer::new(&cx.db, &cx.keys).presentation(&m, &mut presentation)?;
+        views::messages::edit_attachment::render(&EditAttachment { m: &m, presentation: &presentation }, &mut Out::new(&mut html));
+    } else {
+        let stored = messages::body(&cx.db, m.id)?.unwrap_or_default();
+        let r = Renderer::new(&cx.db, &cx.keys);
+        let trix = richtext::to_trix_html(&stored, &|sgid: &str| mention(&r, sgid));
+        views::messages::edit::render(&EditText { m: &m, body_html: &trix }, &mut Out::new(&mut html));
+    }
+    layout::page(cx, rq, res, 200, &Fragment(html))?;
+    Ok(Flow::Done)
+}
+
+/// `POST /rooms/:room_id/messages`: creates the message (the search row, the room touch and
+/// the unread marks in the same transaction), broadcasts it to the room (M1) and the unread
+/// fan-out (U1), and answers the Turbo Stream `append` of the partial. A plain HTML form
+/// (no Turbo) is redirected to the room instead. Not a member (or the room is gone): the
+/// composer's "This room was deleted." frame, 200.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let user = rq.user().ok_or(AppError::NotFound)?.clone();
+    let Some(room) = parse_id(rq.route.params.room_id).map(|id| rooms::find_for_user(&cx.db, user.id, id)).transpose()?.flatten() else {
+        res.status(200);
+        respond::html(res);
+        views::rooms::room_not_found::render(&NoHoles, &mut Out::new(res.body()));
+        return Ok(Flow::Done);
+    };
+    if !rq.params.has_group("message") {
+        return Err(AppError::BadRequest("param is missing or the value is empty: message"));
+    }
+    if rq.params.file("message[attachment]", rq.http.body).is_some() {
+        return Err(AppError::Unprocessable("file uploads are not supported yet"));
+    }
+    let body = rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b)));
+    let plain = {
+        let r = Renderer::new(&cx.db, &cx.keys);
+        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
+    };
+    let cmid = match rq.params.get_str("message[client_message_id]").filter(|s| !s.is_empty()) {
+        Some(s) => s.to_owned(),
+        None => String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned(),
+    };
+    let stream_answer = rq.wants_turbo_stream() || !accepts_only_html(rq);
+    let now = db::time::now_us();
+    let (room_id, kind, creator_id) = (room.id, room.kind, user.id);
+    cx.write(
+        rq,
+        {
+            let cmid = cmid.clone();
+            move |c| {
+                let nm = NewMessage { room_id, creator_id, client_message_id: &cmid, body: body.as_deref(), plain_text: &plain };
+                let id = messages::create(c, &nm, now)?;
+                Ok((id, memberships::user_ids(c, room_id)?))
+            }
+        },
+        move |cx, res, created| {
+            let (id, members) = created?;
+            let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
+            let mut partial = Vec::with_capacity(4096);
+            message_view::render_messages(&cx.db, &cx.keys, std::slice::from_ref(&m), &mut partial)?;
+            let target = room_streams::messages_target(kind, room_id);
+            let mut stream = Vec::with_capacity(partial.len() + 128);
+            views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
+            room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
+            room_streams::broadcast_unreads(room_id, &members);
+            if stream_answer {
+                res.status(200);
+                res.header("Content-Type", TURBO_STREAM);
+                res.body().extend_from_slice(&stream);
+            } else {
+                respond::redirect(res, &format!("/rooms/{room_id}"));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `POST /messages`: a composer whose room is gone (its form lost the room id).
+pub fn create_without_room(_cx: &mut Ctx, _rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    res.status(200);
+    respond::html(res);
+    views::rooms::room_not_found::render(&NoHoles, &mut Out::new(res.body()));
+    Ok(Flow::Done)
+}
+
+/// `PATCH /rooms/:room_id/messages/:id` (creator or administrator, else 403): replaces the
+/// body (and its search row), broadcasts the new presentation (M2, keeping scroll), and
+/// redirects to the message.
+pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = message(cx, rq, &room)?;
+    administer(rq, &m)?;
+    if !rq.params.has_group("message") {
+        return Err(AppError::BadRequest("param is missing or the value is empty: message"));
+    }
+    let Some(raw) = rq.params.get("message[body]") else {
+        // Nothing this action can change was sent: Rails saves nothing and redirects.
+        respond::redirect(res, &format!("/rooms/{}/messages/{}", m.room_id, m.id));
+        return Ok(Flow::Done);
+    };
+    let body = richtext::canonicalize_for_save(&String::from_utf8_lossy(raw));
+    let plain = {
+        let r = Renderer::new(&cx.db, &cx.keys);
+        richtext::plain_text(&body, &|sgid: &str| mention(&r, sgid))
+    };
+    let plain = if plain.is_empty() { messages::attachment(&cx.db, m.id)?.map(|a| a.filename).unwrap_or_default() } else { plain };
+    let now = db::time::now_us();
+    let kind = room.kind;
+    cx.write(
+        rq,
+        move |c| messages::update(c, m.id, &body, &plain, now),
+        move |cx, res, updated| {
+            if !updated? {
+                return Err(AppError::NotFound);
+            }
+            let fresh = Message { updated_at: now, ..m };
+            let mut presentation = Vec::with_capacity(2048);
+            Renderer::new(&cx.db, &cx.keys).presentation(&fresh, &mut presentation)?;
+            let target = format!("presentation_message_{}", fresh.client_message_id);
+            let mut stream = Vec::with_capacity(presentation.len() + 128);
+            views::streams::replace_maintain_scroll::render(&StreamView { target: &target, content: &presentation }, &mut Out::new(&mut stream));
+            room_streams::broadcast_html(&room_streams::messages_stream(kind, fresh.room_id), &stream);
+            respond::redirect(res, &format!("/rooms/{}/messages/{}", fresh.room_id, fresh.id));
+            Ok(())
+        },
+    )
+}
+
+/// `DELETE /rooms/:room_id/messages/:id` (creator or administrator, else 403): destroys the
+/// message with its boosts, body and search row, broadcasts `remove` (M3) and answers the
+/// same Turbo Stream. As in Rails, a request that does not take Turbo Streams still deletes
+/// and is then answered 406.
+pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = message(cx, rq, &room)?;
+    administer(rq, &m)?;
+    let stream_answer = rq.wants_turbo_stream();
+    let now = db::time::now_us();
+    let kind = room.kind;
+    cx.write(
+        rq,
+        move |c| messages::destroy(c, m.id, now),
+        move |_, res, destroyed| {
+            destroyed?.ok_or(AppError::NotFound)?;
+            let target = format!("message_{}", m.client_message_id);
+            let mut stream = Vec::with_capacity(96);
+            views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));
+            room_streams::broadcast_html(&room_streams::messages_stream(kind, m.room_id), &stream);
+            if !stream_answer {
+                return Err(AppError::NotAcceptable);
+            }
+            res.status(200);
+            res.header("Content-Type", TURBO_STREAM);
+            res.body().extend_from_slice(&stream);
+            Ok(())
+        },
+    )
+}
+
+/// The room of the path, through the current user's memberships (404 otherwise).
+fn room(cx: &Ctx, rq: &Req<'_, '_>) -> Result<Room, AppError> {
+    let user_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
+    let id = parse_id(rq.route.params.room_id).ok_or(AppError::NotFound)?;
+    rooms::find_for_user(&cx.db, user_id, id)?.ok_or(AppError::NotFound)
+}
+
+/// The message of the path within `room` (404 otherwise).
+fn message(cx: &Ctx, rq: &Req<'_, '_>, room: &Room) -> Result<Message, AppError> {
+    let id = parse_id(rq.route.params.id).ok_or(AppError::NotFound)?;
+    messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::NotFound)
+}
+
+/// Rails' `can_administer?`: administrators and the message's creator (403 otherwise).
+fn administer(rq: &Req<'_, '_>, m: &Message) -> Result<(), AppError> {
+    match rq.user() {
+        Some(u) if u.is_administrator() || u.id == m.creator_id => Ok(()),
+        _ => Err(AppError::Head(403)),
+    }
+}
+
+/// A mentioned user for the rich-text functions (lenient sgid, spec/01 §8.3).
+fn mention(r: &Renderer<'_>, sgid: &str) -> Option<Mention> {
+    let id = richtext::sgid::unverified_user_id(sgid)?;
+    let p = r.person(id).ok()?;
+    (!p.name.is_empty()).then(|| Mention { id, name: p.name, bio: String::new(), avatar_url: p.avatar_url })
+}
+
+/// True when the client names HTML and nothing that would take a stream (`*/*`): a plain
+/// form post without Turbo.
+fn accepts_only_html(rq: &Req<'_, '_>) -> bool {
+    match rq.header(b"accept") {
+        Some(a) => a.windows(9).any(|w| w == b"text/html") && !a.windows(3).any(|w| w == b"*/*"),
+        None => false,
+    }
+}
+
+/// A weak ETag over the page: ids and `updated_at`s, plus the build (templates change).
+fn page_etag(list: &[Message]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(crate::assets::url("app.css").unwrap_or("").as_bytes());
+    for m in list {
+        h.update(m.id.to_le_bytes());
+        h.update(m.updated_at.to_le_bytes());
+    }
+    let d = h.finalize();
+    let mut s = String::with_capacity(40);
+    s.push_str("W/\"");
+    for b in d.iter().take(16) {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s.push('"');
+    s
+}
+
+/// A page whose `main` is already rendered.
+pub(crate) struct Fragment(pub Vec<u8>);
+
+impl Page for Fragment {
+    fn main(&self, o: &mut Out<'_>) {
+        // Rendered through the templates and the sanitizer by this module.
+        o.0.extend_from_slice(&self.0);
+    }
+}
+
+struct NoHoles;
+impl views::rooms::room_not_found::View for NoHoles {}
+
+pub(crate) struct StreamView<'a> {
+    pub target: &'a str,
+    pub content: &'a [u8],
+}
+
+impl views::streams::append::View for StreamView<'_> {
+    fn target(&self, o: &mut Out<'_>) {
+        o.attr(self.target);
+    }
+    fn content(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.content);
+    }
+}
+
+impl views::streams::append_maintain_scroll::View for StreamView<'_> {
+    fn target(&self, o: &mut Out<'_>) {
+        o.attr(self.target);
+    }
+    fn content(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.content);
+    }
+}
+
+impl views::streams::replace_maintain_scroll::View for StreamView<'_> {
+    fn target(&self, o: &mut Out<'_>) {
+        o.attr(self.target);
+    }
+    fn content(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.content);
+    }
+}
+
+pub(crate) struct RemoveView<'a>(pub &'a str);
+
+impl views::streams::remove::View for RemoveView<'_> {
+    fn target(&self, o: &mut Out<'_>) {
+        o.attr(self.0);
+    }
+}
+
+struct EditText<'a> {
+    m: &'a Message,
+    body_html: &'a str,
+}
+
+impl views::messages::edit::View for EditText<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(&self.m.client_message_id);
+    }
+    fn room_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.room_id);
+    }
+    fn message_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.id);
+    }
+    fn body_html(&self, o: &mut Out<'_>) {
+        o.attr(self.body_html);
+    }
+}
+
+struct EditAttachment<'a> {
+    m: &'a Message,
+    presentation: &'a [u8],
+}
+
+impl views::messages::edit_attachment::View for EditAttachment<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(&self.m.client_message_id);
+    }
+    fn room_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.room_id);
+    }
+    fn message_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.id);
+    }
+    fn presentation(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.presentation);
+    }
+}

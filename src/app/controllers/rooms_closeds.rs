@@ -1,0 +1,111 @@
+//! Rooms::ClosedsController (spec/02 §4.22): closed rooms — members chosen by hand.
+//! new/create, edit/update (closing an open room and revising its members), and show.
+
+use super::room_forms;
+use super::rooms::{self, Scope};
+use super::sidebars::{self, Place};
+use crate::app::{respond, AppError, Ctx, Flow, Req};
+use crate::db::memberships::Involvement;
+use crate::db::rooms::Kind;
+use crate::db::{self, Conn};
+use crate::http::Response;
+
+/// `GET /rooms/closeds/:id`: to the room itself.
+pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    super::rooms_opens::show(cx, rq, res)
+}
+
+/// `GET /rooms/closeds/new`.
+pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    room_forms::ensure_can_create(cx, rq)?;
+    room_forms::render(cx, rq, res, Kind::Closed, None)
+}
+
+/// `GET /rooms/closeds/:id/edit`: any member may look.
+pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
+    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
+    room_forms::render(cx, rq, res, Kind::Closed, Some(room))
+}
+
+/// The `user_ids[]` of the form, in order, duplicates and non-numbers dropped.
+pub fn user_ids(rq: &Req<'_, '_>) -> Vec<i64> {
+    let mut ids = Vec::new();
+    for raw in rq.params.all("user_ids[]") {
+        if let Some(id) = super::bans::parse_id(raw) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+/// Of `ids`, those that name a user (any status), as Rails' `User.where(id:)`.
+fn existing_users(c: &Conn, ids: &[i64]) -> db::Result<Vec<i64>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if db::users::find(c, id)?.is_some() {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// `POST /rooms/closeds`: creates the room for the chosen people (the creator is not added
+/// unless chosen, as in Rails); each member's sidebar gets the room.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    room_forms::ensure_can_create(cx, rq)?;
+    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
+    let name = room_forms::room_name(rq)?.to_owned();
+    let (me, ids) = (user.id, user_ids(rq));
+    let shown = name.clone();
+    cx.write(
+        rq,
+        move |c: &Conn| {
+            let members = existing_users(c, &ids)?;
+            let id = db::rooms::create_for(c, Kind::Closed, Some(&name), me, &members, db::time::now_us())?;
+            Ok((id, members))
+        },
+        move |_cx, res, result| {
+            let (id, members) = result?;
+            let html = sidebars::shared_stream(Place::Prepend, Kind::Closed, id, &shown);
+            for m in members {
+                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
+            }
+            respond::redirect(res, &format!("/rooms/{id}"));
+            Ok(())
+        },
+    )
+}
+
+/// `PATCH/PUT /rooms/closeds/:id`: admin or creator; renames, closes, and makes the members
+/// exactly `user_ids[]`.
+pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
+    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
+    if !rooms::can_administer(&user, &room) {
+        return Err(AppError::Head(403));
+    }
+    let name = room_forms::room_name(rq)?.to_owned();
+    let (id, ids) = (room.id, user_ids(rq));
+    let shown = name.clone();
+    cx.write(
+        rq,
+        move |c: &Conn| {
+            let now = db::time::now_us();
+            db::rooms::update(c, id, Some(&name), Kind::Closed, now)?;
+            let selected = existing_users(c, &ids)?;
+            db::memberships::revise(c, id, &selected, Involvement::Mentions, now)?;
+            db::memberships::user_ids(c, id)
+        },
+        move |_cx, res, result| {
+            let html = sidebars::shared_stream(Place::Replace, Kind::Closed, id, &shown);
+            for m in result? {
+                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
+            }
+            respond::redirect(res, &format!("/rooms/{id}"));
+            Ok(())
+        },
+    )
+}

@@ -1,0 +1,703 @@
+//! The message partial (spec/07 §5): the one renderer every list of messages goes through —
+//! the room page, paging fragments, single-message pages, Turbo Stream answers and broadcasts,
+//! refreshes and search results.
+//!
+//! A message renders to the same bytes for every viewer ("me", "mentioned", threading and day
+//! separators are added in the browser), so each rendered message is kept in a per-loop
+//! fragment cache (design §6) keyed by the message id and checked against the message's and
+//! its creator's `updated_at`: an edit or a boost touches the message, a profile change
+//! touches the user, and either makes the next render miss. The room name (shown only in
+//! search results) is the one part not cached: the fragment is stored split at that point and
+//! the name is spliced in on every render, so renaming a room needs no invalidation.
+//!
+//! Known staleness, the same as Rails' `cache message`: a mentioned user's or a booster's new
+//! name or avatar shows in a message only after that message is next touched.
+
+use crate::crypto::{signed_id, Keys};
+use crate::db::messages::{self, Attachment, Message, MessageRow};
+use crate::db::{self, boosts, users, Conn};
+use crate::richtext::{self, Mention};
+use crate::views::{self, Out};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+/// Default byte budget of one loop's fragment cache; `CAMPFIRE_FRAGMENT_CACHE_BYTES`
+/// overrides (0 turns the cache off). About a thousand typical messages.
+pub const FRAGMENT_CACHE_BYTES: usize = 2 << 20;
+
+/// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...,
+/// `db::searches::messages`) into owned messages, oldest first, ready for `render_messages`.
+/// Example: `collect(|f| db::messages::last_page(&cx.db, room_id, f))`.
+pub fn collect(
+    query: impl FnOnce(&mut dyn FnMut(&MessageRow<'_>) -> db::Result<()>) -> db::Result<usize>,
+) -> db::Result<Vec<Message>> {
+    let mut out = Vec::with_capacity(messages::PAGE_SIZE as usize);
+    query(&mut |r: &MessageRow<'_>| {
+        out.push(Message {
+            id: r.id,
+            room_id: r.room_id,
+            creator_id: r.creator_id,
+            client_message_id: r.client_message_id.to_owned(),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Appends the message partial (spec/07 §5) of each message to `out`, in the order given,
+/// reading what it needs through `db` (a loop's read-only connection, or any other).
+/// Viewer-independent: the same messages always give the same bytes. Errors are database
+/// errors only; a message whose creator row is gone renders with an empty name.
+pub fn render_messages(db: &Conn, keys: &Keys, list: &[Message], out: &mut Vec<u8>) -> db::Result<()> {
+    let mut r = Renderer::new(db, keys);
+    for m in list {
+        r.message(m, out)?;
+    }
+    Ok(())
+}
+
+/// One render pass: remembers the people and room names it has looked up, so a page of 40
+/// messages by a handful of people costs a handful of user lookups.
+pub struct Renderer<'a> {
+    db: &'a Conn,
+    keys: &'a Keys,
+    people: RefCell<Vec<Person>>,
+    room_names: Vec<(i64, String)>,
+}
+
+/// What the partial shows of a user (creator, booster, mentioned user).
+#[derive(Clone)]
+pub struct Person {
+    pub id: i64,
+    pub name: String,
+    /// `name – bio`, or just the name.
+    pub title: String,
+    pub avatar_url: String,
+    pub updated_at: i64,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
+        Renderer { db, keys, people: RefCell::new(Vec::new()), room_names: Vec::new() }
+    }
+
+    /// The user `id` as the partial shows them; a missing row gives an empty name and the
+    /// avatar URL of the id (which answers the default avatar).
+    pub fn person(&self, id: i64) -> db::Result<Person> {
+        if let Some(p) = self.people.borrow().iter().find(|p| p.id == id) {
+            return Ok(p.clone());
+        }
+        let p = match users::find(self.db, id)? {
+            Some(u) => {
+                let bio = u.bio.as_deref().map(str::trim).unwrap_or("");
+                let title = if bio.is_empty() { u.name.clone() } else { format!("{} – {}", u.name, bio) };
+                Person { id, avatar_url: avatar_url(self.keys, id, u.updated_at), name: u.name, title, updated_at: u.updated_at }
+            }
+            None => Person { id, name: String::new(), title: String::new(), avatar_url: avatar_url(self.keys, id, 0), updated_at: 0 },
+        };
+        self.people.borrow_mut().push(p.clone());
+        Ok(p)
+    }
+
+    /// The room's name as search results show it: its name, or for a direct room the members'
+    /// names as an English sentence (Rails' `room_display_name(room, for_user: nil)`).
+    fn room_name(&mut self, room_id: i64) -> db::Result<&str> {
+        let i = match self.room_names.iter().position(|(id, _)| *id == room_id) {
+            Some(i) => i,
+            None => {
+                let name = match messages::room_name(self.db, room_id)? {
+                    Some(n) => n,
+                    None => to_sentence(&messages::room_member_names(self.db, room_id)?),
+                };
+                self.room_names.push((room_id, name));
+                self.room_names.len() - 1
+            }
+        };
+        Ok(self.room_names.get(i).map(|(_, n)| n.as_str()).unwrap_or(""))
+    }
+
+    /// Appends one message partial, from the fragment cache when it is current.
+    pub fn message(&mut self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
+        let creator = self.person(m.creator_id)?;
+        let hit = FRAGMENTS.with(|f| {
+            let f = f.borrow();
+            match f.map.get(&m.id) {
+                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at => {
+                    out.extend_from_slice(e.bytes.get(..e.room_at).unwrap_or(&[]));
+                    Some(e.room_at)
+                }
+                _ => None,
+            }
+        });
+        if let Some(room_at) = hit {
+            Out::new(out).text(self.room_name(m.room_id)?);
+            FRAGMENTS.with(|f| {
+                if let Some(e) = f.borrow().map.get(&m.id) {
+                    out.extend_from_slice(e.bytes.get(room_at..).unwrap_or(&[]));
+                }
+            });
+            return Ok(());
+        }
+        let mut frag = Vec::with_capacity(2048);
+        let room_at = self.render_fresh(m, &creator, &mut frag)?;
+        out.extend_from_slice(frag.get(..room_at).unwrap_or(&[]));
+        Out::new(out).text(self.room_name(m.room_id)?);
+        out.extend_from_slice(frag.get(room_at..).unwrap_or(&[]));
+        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, room_at, bytes: frag.into_boxed_slice() }));
+        Ok(())
+    }
+
+    /// Renders the partial without the room name into `frag`; returns where the name goes.
+    fn render_fresh(&self, m: &Message, creator: &Person, frag: &mut Vec<u8>) -> db::Result<usize> {
+        let body = self.body(m)?;
+        let mut presentation = Vec::with_capacity(body.html.len() + 160);
+        views::messages::presentation::render(&PresentationView { cmid: &m.client_message_id, body: &body.html }, &mut Out::new(&mut presentation));
+        let mut boosts = Vec::with_capacity(512);
+        self.boosts(m, &mut boosts)?;
+        let view = MessageView { m, creator, emoji: body.emoji, presentation: &presentation, boosts: &boosts, room_at: Cell::new(0) };
+        views::messages::message::render(&view, &mut Out::new(frag));
+        Ok(view.room_at.get())
+    }
+
+    /// Appends `div#presentation_message_<cmid>` (spec/07 §5.2.2): the edit broadcast's template.
+    pub fn presentation(&self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
+        let body = self.body(m)?;
+        views::messages::presentation::render(&PresentationView { cmid: &m.client_message_id, body: &body.html }, &mut Out::new(out));
+        Ok(())
+    }
+
+    /// Appends the boosts block (spec/07 §5.5): `turbo-frame#boosting_message_<cmid>`.
+    pub fn boosts(&self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
+        let mut chips = Vec::new();
+        let mut rows: Vec<(i64, i64, String)> = Vec::new();
+        boosts::for_message(self.db, m.id, |b| {
+            rows.push((b.id, b.booster_id, b.content.to_owned()));
+            Ok(())
+        })?;
+        for (id, booster_id, content) in &rows {
+            self.boost(m.id, *id, *booster_id, content, &mut chips)?;
+        }
+        views::messages::boosts::render(&BoostsView { m, chips: &chips }, &mut Out::new(out));
+        Ok(())
+    }
+
+    /// Appends one boost chip (spec/07 §5.5): the template of boost broadcasts too.
+    pub fn boost(&self, message_id: i64, boost_id: i64, booster_id: i64, content: &str, out: &mut Vec<u8>) -> db::Result<()> {
+        let booster = self.person(booster_id)?;
+        views::messages::boost::render(&BoostView { message_id, boost_id, booster: &booster, content }, &mut Out::new(out));
+        Ok(())
+    }
+
+    /// The body variant of spec/07 §5.3: attachment, `/play` sound, or rich text.
+    fn body(&self, m: &Message) -> db::Result<Body> {
+        if let Some(a) = messages::attachment(self.db, m.id)? {
+            return Ok(Body { html: self.attachment(&a), emoji: false });
+        }
+        let stored = messages::body(self.db, m.id)?.unwrap_or_default();
+        let resolve = |sgid: &str| self.mention(sgid);
+        let plain = richtext::plain_text(&stored, &resolve);
+        let emoji = richtext::is_emoji_only(&plain);
+        if let Some(sound) = richtext::play_sound(&plain) {
+            let mut html = Vec::with_capacity(256);
+            views::messages::body_sound::render(&SoundView(sound), &mut Out::new(&mut html));
+            return Ok(Body { html, emoji });
+        }
+        let safe = richtext::render_body(&stored, &resolve);
+        let mut html = Vec::with_capacity(safe.as_str().len());
+        Out::new(&mut html).html(&safe);
+        Ok(Body { html, emoji })
+    }
+
+    /// A mention's user for the rich-text renderer (sgid read leniently, spec/01 §8.3).
+    fn mention(&self, sgid: &str) -> Option<Mention> {
+        let id = richtext::sgid::unverified_user_id(sgid)?;
+        let p = self.person(id).ok()?;
+        if p.updated_at == 0 && p.name.is_empty() {
+            return None;
+        }
+        Some(Mention { id, name: p.name, bio: String::new(), avatar_url: p.avatar_url })
+    }
+
+    fn attachment(&self, a: &Attachment) -> Vec<u8> {
+        let mut signed = Vec::with_capacity(64);
+        signed_id::blob_signed_id(self.keys, a.blob_id, &mut signed);
+        let mut blob_url = String::from("/rails/active_storage/blobs/redirect/");
+        blob_url.push_str(std::str::from_utf8(&signed).unwrap_or(""));
+        blob_url.push('/');
+        push_path_segment(&mut blob_url, &a.filename);
+        let download_url = format!("{blob_url}?disposition=attachment");
+        let ct = a.content_type.as_deref().unwrap_or("");
+        let size = a.metadata.as_deref().and_then(image_size);
+        let mut html = Vec::with_capacity(512);
+        let o = &mut Out::new(&mut html);
+        let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, size };
+        if ct.starts_with("video/") {
+            views::messages::body_video::render(&v, o);
+        } else if ct.starts_with("image/") {
+            views::messages::body_image::render(&v, o);
+        } else {
+            views::messages::body_file::render(&v, o);
+        }
+        html
+    }
+}
+
+struct Body {
+    html: Vec<u8>,
+    emoji: bool,
+}
+
+/// `/users/<avatar token>/avatar?v=<updated_at as YYYYMMDDHHMMSS>` (Rails' `fresh_user_avatar_path`).
+pub fn avatar_url(keys: &Keys, user_id: i64, updated_at: i64) -> String {
+    let mut token = Vec::with_capacity(64);
+    signed_id::avatar_token(keys, user_id, &mut token);
+    let mut url = String::with_capacity(token.len() + 40);
+    url.push_str("/users/");
+    push_path_segment(&mut url, std::str::from_utf8(&token).unwrap_or(""));
+    url.push_str("/avatar?v=");
+    let stamp = db::time::format(updated_at);
+    url.extend(stamp.as_str().chars().filter(char::is_ascii_digit).take(14));
+    url
+}
+
+/// `created_at.iso8601` as Rails writes it: `2025-01-01T12:00:00Z` (whole seconds, UTC).
+fn write_iso(us: i64, o: &mut Out<'_>) {
+    let stamp = db::time::format(us);
+    let s = stamp.as_str();
+    let (date, time) = (s.get(..10).unwrap_or(""), s.get(11..19).unwrap_or(""));
+    o.attr(date);
+    o.static_bytes(b"T");
+    o.attr(time);
+    o.static_bytes(b"Z");
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (file names in blob URLs).
+fn push_path_segment(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+    }
+}
+
+/// Names joined as Rails' `to_sentence`: "A", "A and B", "A, B, and C".
+pub fn to_sentence(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [init @ .., last] => format!("{}, and {last}", init.join(", ")),
+    }
+}
+
+/// Width and height from Active Storage metadata JSON, when both are positive numbers.
+fn image_size(metadata: &str) -> Option<(u32, u32)> {
+    let json = richtext::json::Json::parse(metadata)?;
+    let num = |k: &str| match json.get(k)? {
+        richtext::json::Json::Num(n) => n.parse::<f64>().ok().filter(|n| *n >= 1.0 && *n < 100_000.0).map(|n| n as u32),
+        _ => None,
+    };
+    Some((num("width")?, num("height")?))
+}
+
+/// Scales (w, h) down to fit 1200 × 800, keeping the aspect ratio (Rails' `resize_to_limit`).
+fn preview_size((w, h): (u32, u32)) -> (u32, u32) {
+    let scale = (1200.0 / w as f64).min(800.0 / h as f64).min(1.0);
+    (((w as f64 * scale).round() as u32).max(1), ((h as f64 * scale).round() as u32).max(1))
+}
+
+struct MessageView<'a> {
+    m: &'a Message,
+    creator: &'a Person,
+    emoji: bool,
+    presentation: &'a [u8],
+    boosts: &'a [u8],
+    /// Where the room name goes (recorded while rendering; the name itself is spliced later).
+    room_at: Cell<usize>,
+}
+
+impl views::messages::message::View for MessageView<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(&self.m.client_message_id);
+    }
+    fn extra_classes(&self, o: &mut Out<'_>) {
+        if self.emoji {
+            o.static_bytes(b"message--emoji");
+        }
+    }
+    fn user_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.creator_id);
+    }
+    fn message_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.id);
+    }
+    fn created_ms(&self, o: &mut Out<'_>) {
+        o.int(self.m.created_at.div_euclid(1000));
+    }
+    fn updated_ms(&self, o: &mut Out<'_>) {
+        o.int(self.m.updated_at.div_euclid(1000));
+    }
+    fn created_iso(&self, o: &mut Out<'_>) {
+        write_iso(self.m.created_at, o);
+    }
+    fn room_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.room_id);
+    }
+    fn avatar(&self, o: &mut Out<'_>) {
+        views::users::avatar::render(&AvatarView(self.creator), o);
+    }
+    fn author_title(&self, o: &mut Out<'_>) {
+        o.attr(&self.creator.title);
+    }
+    fn author_name(&self, o: &mut Out<'_>) {
+        o.text(&self.creator.name);
+    }
+    fn room_name(&self, o: &mut Out<'_>) {
+        self.room_at.set(o.0.len());
+    }
+    fn presentation(&self, o: &mut Out<'_>) {
+        // Rendered by this module through the templates and the sanitizer.
+        o.0.extend_from_slice(self.presentation);
+    }
+    fn boosts(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.boosts);
+    }
+}
+
+struct AvatarView<'a>(&'a Person);
+
+impl views::users::avatar::View for AvatarView<'_> {
+    fn user_id(&self, o: &mut Out<'_>) {
+        o.int(self.0.id);
+    }
+    fn title(&self, o: &mut Out<'_>) {
+        o.attr(&self.0.title);
+    }
+    fn avatar_url(&self, o: &mut Out<'_>) {
+        o.attr(&self.0.avatar_url);
+    }
+}
+
+struct PresentationView<'a> {
+    cmid: &'a str,
+    body: &'a [u8],
+}
+
+impl views::messages::presentation::View for PresentationView<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(self.cmid);
+    }
+    fn body(&self, o: &mut Out<'_>) {
+        // Sanitizer output or one of the body templates.
+        o.0.extend_from_slice(self.body);
+    }
+}
+
+struct SoundView(&'static richtext::Sound);
+
+impl views::messages::body_sound::View for SoundView {
+    fn sound_url(&self, o: &mut Out<'_>) {
+        let name = format!("sounds/{}", self.0.mp3());
+        match crate::assets::url(&name) {
+            Some(url) => o.attr(url),
+            None => {
+                o.static_bytes(b"/assets/");
+                o.attr(&name);
+            }
+        }
+    }
+    fn shows(&self, o: &mut Out<'_>) {
+        match (&self.0.image, self.0.text) {
+            (Some(img), _) => views::messages::sound_image::render(&SoundImageView(self.0, img), o),
+            (None, Some(text)) => o.text(text),
+            (None, None) => {}
+        }
+    }
+}
+
+struct SoundImageView(&'static richtext::Sound, &'static richtext::sounds::SoundImage);
+
+impl views::messages::sound_image::View for SoundImageView {
+    fn src(&self, o: &mut Out<'_>) {
+        let name = format!("sounds/{}", self.1.file);
+        match crate::assets::url(&name) {
+            Some(url) => o.attr(url),
+            None => {
+                o.static_bytes(b"/assets/");
+                o.attr(&name);
+            }
+        }
+    }
+    fn name(&self, o: &mut Out<'_>) {
+        o.attr(self.0.name);
+    }
+    fn width(&self, o: &mut Out<'_>) {
+        o.int(self.1.width.into());
+    }
+    fn height(&self, o: &mut Out<'_>) {
+        o.int(self.1.height.into());
+    }
+}
+
+struct AttachmentView<'a> {
+    a: &'a Attachment,
+    blob_url: &'a str,
+    download_url: &'a str,
+    size: Option<(u32, u32)>,
+}
+
+impl AttachmentView<'_> {
+    fn wrapper_style(&self, o: &mut Out<'_>) {
+        if let Some((w, h)) = self.size {
+            let (pw, ph) = preview_size((w, h));
+            o.attr(&format!("width: {}px; aspect-ratio: {}/{};", pw / 2, pw, ph));
+        }
+    }
+}
+
+impl views::messages::body_image::View for AttachmentView<'_> {
+    fn wrapper_style(&self, o: &mut Out<'_>) {
+        AttachmentView::wrapper_style(self, o);
+    }
+    fn blob_url(&self, o: &mut Out<'_>) {
+        o.attr(self.blob_url);
+    }
+    fn download_url(&self, o: &mut Out<'_>) {
+        o.attr(self.download_url);
+    }
+    fn preview_url(&self, o: &mut Out<'_>) {
+        // No variant pipeline yet (image previews are a later issue): the original, scaled
+        // by the browser to the width and height below.
+        o.attr(self.blob_url);
+    }
+    fn width(&self, o: &mut Out<'_>) {
+        if let Some(s) = self.size {
+            o.int(preview_size(s).0.into());
+        }
+    }
+    fn height(&self, o: &mut Out<'_>) {
+        if let Some(s) = self.size {
+            o.int(preview_size(s).1.into());
+        }
+    }
+    fn filename(&self, o: &mut Out<'_>) {
+        o.attr(&self.a.filename);
+    }
+}
+
+impl views::messages::body_video::View for AttachmentView<'_> {
+    fn wrapper_style(&self, o: &mut Out<'_>) {
+        AttachmentView::wrapper_style(self, o);
+    }
+    fn blob_url(&self, o: &mut Out<'_>) {
+        o.attr(self.blob_url);
+    }
+    fn poster_url(&self, _o: &mut Out<'_>) {
+        // Video posters need the preview pipeline (a later issue); an empty poster shows none.
+    }
+    fn download_url(&self, o: &mut Out<'_>) {
+        o.attr(self.download_url);
+    }
+}
+
+impl views::messages::body_file::View for AttachmentView<'_> {
+    fn filename(&self, o: &mut Out<'_>) {
+        o.text(&self.a.filename);
+    }
+    fn download_url(&self, o: &mut Out<'_>) {
+        o.attr(self.download_url);
+    }
+}
+
+struct BoostsView<'a> {
+    m: &'a Message,
+    chips: &'a [u8],
+}
+
+impl views::messages::boosts::View for BoostsView<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(&self.m.client_message_id);
+    }
+    fn message_id(&self, o: &mut Out<'_>) {
+        o.int(self.m.id);
+    }
+    fn boosts(&self, o: &mut Out<'_>) {
+        o.0.extend_from_slice(self.chips);
+    }
+}
+
+struct BoostView<'a> {
+    message_id: i64,
+    boost_id: i64,
+    booster: &'a Person,
+    content: &'a str,
+}
+
+impl views::messages::boost::View for BoostView<'_> {
+    fn boost_id(&self, o: &mut Out<'_>) {
+        o.int(self.boost_id);
+    }
+    fn booster_id(&self, o: &mut Out<'_>) {
+        o.int(self.booster.id);
+    }
+    fn message_id(&self, o: &mut Out<'_>) {
+        o.int(self.message_id);
+    }
+    fn avatar_url(&self, o: &mut Out<'_>) {
+        o.attr(&self.booster.avatar_url);
+    }
+    fn booster_name(&self, o: &mut Out<'_>) {
+        o.attr(&self.booster.name);
+    }
+    fn content(&self, o: &mut Out<'_>) {
+        o.text(self.content);
+    }
+    fn content_class(&self, o: &mut Out<'_>) {
+        o.static_bytes(if richtext::is_emoji_only(self.content) { b"txt-small txt-medium" } else { b"txt-small" });
+    }
+}
+
+/// One cached message: its partial without the room name, split where the name goes.
+struct Entry {
+    updated_at: i64,
+    creator_updated_at: i64,
+    room_at: usize,
+    bytes: Box<[u8]>,
+}
+
+/// A loop's fragment cache. Each loop is one thread, so a thread-local needs no lock. When
+/// the budget is exceeded the whole cache is dropped: simple, and a room page refills it in
+/// one render.
+struct Fragments {
+    map: HashMap<i64, Entry>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Fragments {
+    fn insert(&mut self, id: i64, e: Entry) {
+        let size = e.bytes.len() + 64;
+        if size > self.budget {
+            return;
+        }
+        if self.bytes + size > self.budget {
+            self.map.clear();
+            self.bytes = 0;
+        }
+        if let Some(old) = self.map.insert(id, e) {
+            self.bytes = self.bytes.saturating_sub(old.bytes.len() + 64);
+        }
+        self.bytes += size;
+    }
+}
+
+thread_local! {
+    static FRAGMENTS: RefCell<Fragments> = RefCell::new(Fragments {
+        map: HashMap::new(),
+        bytes: 0,
+        budget: std::env::var("CAMPFIRE_FRAGMENT_CACHE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(FRAGMENT_CACHE_BYTES),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_like_rails() {
+        let s = |v: &[&str]| to_sentence(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&[]), "");
+        assert_eq!(s(&["A"]), "A");
+        assert_eq!(s(&["A", "B"]), "A and B");
+        assert_eq!(s(&["A", "B", "C"]), "A, B, and C");
+    }
+
+    #[test]
+    fn previews_fit_1200_by_800() {
+        assert_eq!(preview_size((2400, 1600)), (1200, 800));
+        assert_eq!(preview_size((400, 300)), (400, 300));
+        assert_eq!(preview_size((1000, 2000)), (400, 800));
+        assert_eq!(image_size(r#"{"width":640,"height":480,"analyzed":true}"#), Some((640, 480)));
+        assert_eq!(image_size(r#"{"identified":true}"#), None);
+    }
+
+    #[test]
+    fn path_segments_are_percent_encoded() {
+        let mut s = String::new();
+        push_path_segment(&mut s, "a b/ü.png");
+        assert_eq!(s, "a%20b%2F%C3%BC.png");
+    }
+
+    fn fixture() -> (crate::db::testing::TempDb, Conn, Keys, i64, i64, i64) {
+        use crate::db::rooms::{self, Kind};
+        use crate::db::testing::{user, TempDb, T0};
+        let (db, c) = TempDb::with_schema();
+        let d = user(&c, "David <d>");
+        let room = rooms::create_for(&c, Kind::Closed, Some("Pets & Co"), d, &[d], T0).unwrap();
+        let m = messages::create(&c, &messages::NewMessage { room_id: room, creator_id: d, client_message_id: "cm-1", body: Some("<div>Hi <b>there</b><script>x</script></div>"), plain_text: "Hi there" }, T0).unwrap();
+        (db, c, Keys::derive(b"test secret"), d, room, m)
+    }
+
+    fn render(c: &Conn, keys: &Keys, room: i64) -> String {
+        let list = collect(|f| messages::last_page(c, room, f)).unwrap();
+        let mut out = Vec::new();
+        render_messages(c, keys, &list, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn renders_the_partial_with_its_interfaces() {
+        let (_db, c, keys, d, room, m) = fixture();
+        let html = render(&c, &keys, room);
+        assert!(html.starts_with(r#"<div id="message_cm-1" class="message " data-controller="reply""#), "{html}");
+        assert!(html.contains(&format!(r#"data-user-id="{d}" data-message-id="{m}" data-message-timestamp="1765554220000""#)));
+        assert!(html.contains(r#"<time datetime="2025-12-12T15:43:40Z""#));
+        assert!(html.contains("<strong data-reply-target=\"author\">David &lt;d&gt;</strong>"));
+        assert!(html.contains(&format!(r#"href="/rooms/{room}/@{m}" target="_top" data-reply-target="link">Pets &amp; Co</a>"#)));
+        assert!(html.contains(r#"<div id="presentation_message_cm-1" class="message__presentation" dir="auto" data-reply-target="body" data-messages-target="body"><div class="trix-content"><div>Hi <b>there</b></div></div></div>"#), "{html}");
+        assert!(!html.contains("script"));
+        assert!(html.contains(r#"<turbo-frame id="boosting_message_cm-1">"#));
+        assert_eq!(html.matches("data-message-id").count(), 1);
+    }
+
+    #[test]
+    fn cached_fragments_follow_edits_boosts_and_room_renames() {
+        use crate::db::testing::{SEC, T0};
+        let (_db, c, keys, d, room, m) = fixture();
+        let first = render(&c, &keys, room);
+        assert_eq!(render(&c, &keys, room), first, "byte-stable");
+        c.exec(&format!("UPDATE rooms SET name = 'Renamed' WHERE id = {room}")).unwrap();
+        let renamed = render(&c, &keys, room);
+        assert!(renamed.contains(">Renamed</a>") && !renamed.contains("Pets &amp; Co"));
+        assert!(messages::update(&c, m, "<div>edited</div>", "edited", T0 + SEC).unwrap());
+        assert!(render(&c, &keys, room).contains("<div>edited</div>"));
+        boosts::create(&c, m, d, "🔥", T0 + 2 * SEC).unwrap();
+        let boosted = render(&c, &keys, room);
+        assert!(boosted.contains(r#"<span role="button" class="txt-small txt-medium""#), "{boosted}");
+        assert!(boosted.contains("aria-label=\"David &lt;d&gt; boosted 🔥\""));
+    }
+
+    #[test]
+    fn sounds_emoji_and_direct_room_names() {
+        use crate::db::rooms;
+        use crate::db::testing::{user, T0};
+        let (_db, c, keys, d, _room, _m) = fixture();
+        let j = user(&c, "Jason");
+        let k = user(&c, "Kevin");
+        let (direct, _) = rooms::find_or_create_direct(&c, d, &[d, j, k], T0).unwrap();
+        for (cid, body, plain) in [("s1", "<div>/play trombone</div>", "/play trombone"), ("e1", "<div>👍</div>", "👍")] {
+            messages::create(&c, &messages::NewMessage { room_id: direct, creator_id: j, client_message_id: cid, body: Some(body), plain_text: plain }, T0).unwrap();
+        }
+        let html = render(&c, &keys, direct);
+        assert!(html.contains(r#"<div class="sound" data-controller="sound""#), "{html}");
+        assert!(html.contains(r#"<div id="message_e1" class="message message--emoji""#));
+        assert!(html.contains(">David &lt;d&gt;, Jason, and Kevin</a>"), "{html}");
+    }
+}

@@ -1,0 +1,61 @@
+//! Names that tie a room's page to its live updates (spec/06 §11.1–11.2): the room's Turbo
+//! stream `<room gid param>:messages`, the DOM id of its messages container
+//! `messages_<room param key>_<id>`, and the helpers that wrap a Turbo Stream for broadcast.
+
+use crate::crypto::{json, turbo};
+use crate::db::rooms::Kind;
+
+/// Rails' `param_key` of the room's class: `rooms_open`, `rooms_closed`, `rooms_direct`.
+pub fn param_key(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Open => "rooms_open",
+        Kind::Closed => "rooms_closed",
+        Kind::Direct => "rooms_direct",
+    }
+}
+
+/// The id of the room page's messages container: `messages_rooms_open_12`.
+pub fn messages_target(kind: Kind, room_id: i64) -> String {
+    format!("messages_{}_{room_id}", param_key(kind))
+}
+
+/// The room's global id: `gid://campfire/Rooms::Open/12`.
+pub fn room_gid(kind: Kind, room_id: i64) -> String {
+    format!("gid://campfire/{}/{room_id}", kind.as_str())
+}
+
+/// The Turbo stream the room's messages are broadcast on: `<gid param>:messages`.
+pub fn messages_stream(kind: Kind, room_id: i64) -> String {
+    let mut s = Vec::with_capacity(64);
+    turbo::gid_param(room_gid(kind, room_id).as_bytes(), &mut s);
+    s.extend_from_slice(b":messages");
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// Broadcasts a rendered `<turbo-stream>` element on `stream` (as the JSON string Turbo's
+/// channel sends).
+pub fn broadcast_html(stream: &str, html: &[u8]) {
+    let mut msg = Vec::with_capacity(html.len() + html.len() / 8 + 2);
+    json::write_string(html, &mut msg);
+    crate::cable::broadcast(stream, &msg);
+}
+
+/// The unread fan-out U1: `{"roomId":N}` on `user_<id>_unreads` for each member.
+pub fn broadcast_unreads(room_id: i64, member_ids: &[i64]) {
+    let msg = format!("{{\"roomId\":{room_id}}}");
+    for id in member_ids {
+        crate::cable::broadcast(&format!("user_{id}_unreads"), msg.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_rails() {
+        assert_eq!(messages_target(Kind::Open, 201306877), "messages_rooms_open_201306877");
+        assert_eq!(room_gid(Kind::Direct, 3), "gid://campfire/Rooms::Direct/3");
+        assert_eq!(messages_stream(Kind::Open, 1), "Z2lkOi8vY2FtcGZpcmUvUm9vbXM6Ok9wZW4vMQ:messages");
+    }
+}
