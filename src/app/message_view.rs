@@ -700,4 +700,20 @@ mod tests {
         assert!(html.contains(r#"<div id="message_e1" class="message message--emoji""#));
         assert!(html.contains(">David &lt;d&gt;, Jason, and Kevin</a>"), "{html}");
     }
+
+    /// spec/05 messages_helper_test: the presentation strips `javascript:` links and event
+    /// handlers, keeps safe links and `<strong>`.
+    #[test]
+    fn presentation_is_sanitized() {
+        use crate::db::testing::T0;
+        let (_db, c, keys, d, room, _m) = fixture();
+        let body = r#"<div><a href="javascript:alert(1)">x</a> <a href="/x" onclick="alert(1)">y</a> <strong>z</strong> <a href="https://example.com">e</a></div>"#;
+        let id = messages::create(&c, &messages::NewMessage { room_id: room, creator_id: d, client_message_id: "h1", body: Some(body), plain_text: "x y z e" }, T0 + 1).unwrap();
+        let m = messages::find(&c, id).unwrap().unwrap();
+        let mut out = Vec::new();
+        Renderer::new(&c, &keys).presentation(&m, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(!html.contains("javascript:") && !html.contains("onclick"), "{html}");
+        assert!(html.contains(r#"href="/x""#) && html.contains("<strong>z</strong>") && html.contains(r#"href="https://example.com""#), "{html}");
+    }
 }
