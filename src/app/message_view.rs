@@ -249,6 +249,49 @@ struct Body {
     emoji: bool,
 }
 
+/// Appends the message JSON of spec/02 §5.3 (`messages/_message.json.jbuilder`): id,
+/// `created_at` (ISO 8601 with milliseconds), the body's plain text and rendered HTML, the
+/// creator, the room id and the message URL. `origin` is `scheme://host` for the absolute URLs.
+pub fn message_json(db: &Conn, keys: &Keys, m: &Message, origin: &str, out: &mut Vec<u8>) -> db::Result<()> {
+    use crate::crypto::json::write_string;
+    let r = Renderer::new(db, keys);
+    let creator = r.person(m.creator_id)?;
+    let role = match users::find(db, m.creator_id)? {
+        Some(u) if u.is_bot() => "bot",
+        Some(u) if u.is_administrator() => "administrator",
+        _ => "member",
+    };
+    let stored = messages::body(db, m.id)?.unwrap_or_default();
+    let resolve = |sgid: &str| r.mention(sgid);
+    let mut plain = richtext::plain_text(&stored, &resolve);
+    if plain.is_empty() {
+        if let Some(a) = messages::attachment(db, m.id)? {
+            plain = a.filename;
+        }
+    }
+    let html = richtext::render_body(&stored, &resolve);
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(m.id.to_string().as_bytes());
+    out.extend_from_slice(b",\"created_at\":\"");
+    crate::crypto::time::write_iso8601(m.created_at.div_euclid(1000), out);
+    out.extend_from_slice(b"\",\"body\":{\"plain_text\":");
+    write_string(plain.as_bytes(), out);
+    out.extend_from_slice(b",\"html\":");
+    write_string(html.as_bytes(), out);
+    out.extend_from_slice(b"},\"creator\":{\"id\":");
+    out.extend_from_slice(creator.id.to_string().as_bytes());
+    out.extend_from_slice(b",\"name\":");
+    write_string(creator.name.as_bytes(), out);
+    out.extend_from_slice(b",\"role\":\"");
+    out.extend_from_slice(role.as_bytes());
+    out.extend_from_slice(b"\",\"avatar_url\":");
+    write_string(format!("{origin}{}", creator.avatar_url).as_bytes(), out);
+    out.extend_from_slice(format!("}},\"room\":{{\"id\":{}}},\"url\":", m.room_id).as_bytes());
+    write_string(format!("{origin}/rooms/{}/messages/{}", m.room_id, m.id).as_bytes(), out);
+    out.push(b'}');
+    Ok(())
+}
+
 /// `/users/<avatar token>/avatar?v=<updated_at as YYYYMMDDHHMMSS>` (Rails' `fresh_user_avatar_path`).
 pub fn avatar_url(keys: &Keys, user_id: i64, updated_at: i64) -> String {
     let mut token = Vec::with_capacity(64);
@@ -715,5 +758,17 @@ mod tests {
         let html = String::from_utf8(out).unwrap();
         assert!(!html.contains("javascript:") && !html.contains("onclick"), "{html}");
         assert!(html.contains(r#"href="/x""#) && html.contains("<strong>z</strong>") && html.contains(r#"href="https://example.com""#), "{html}");
+    }
+
+    #[test]
+    fn message_json_shape() {
+        let (_db, c, keys, d, room, m) = fixture();
+        let msg = messages::find(&c, m).unwrap().unwrap();
+        let mut out = Vec::new();
+        message_json(&c, &keys, &msg, "https://chat.test", &mut out).unwrap();
+        let json = String::from_utf8(out).unwrap();
+        assert!(json.starts_with(&format!(r#"{{"id":{m},"created_at":"2025-12-12T15:43:40.000Z","body":{{"plain_text":"Hi there","html":"\u003cdiv class=\"trix-content\"\u003e"#)), "{json}");
+        assert!(json.contains(&format!(r#""creator":{{"id":{d},"name":"David \u003cd\u003e","role":"member","avatar_url":"https://chat.test/users/"#)), "{json}");
+        assert!(json.ends_with(&format!(r#""room":{{"id":{room}}},"url":"https://chat.test/rooms/{room}/messages/{m}"}}"#)), "{json}");
     }
 }
