@@ -124,7 +124,7 @@ impl<'a> Renderer<'a> {
         let hit = FRAGMENTS.with(|f| {
             let f = f.borrow();
             match f.map.get(&m.id) {
-                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at => {
+                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at && *e.cmid == *m.client_message_id => {
                     out.extend_from_slice(e.bytes.get(..e.room_at).unwrap_or(&[]));
                     Some(e.room_at)
                 }
@@ -145,7 +145,7 @@ impl<'a> Renderer<'a> {
         out.extend_from_slice(frag.get(..room_at).unwrap_or(&[]));
         Out::new(out).text(self.room_name(m.room_id)?);
         out.extend_from_slice(frag.get(room_at..).unwrap_or(&[]));
-        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, room_at, bytes: frag.into_boxed_slice() }));
+        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, cmid: m.client_message_id.as_str().into(), room_at, bytes: frag.into_boxed_slice() }));
         Ok(())
     }
 
@@ -611,6 +611,8 @@ impl views::messages::boost::View for BoostView<'_> {
 struct Entry {
     updated_at: i64,
     creator_updated_at: i64,
+    /// Guards against a reused id (SQLite may hand out a deleted highest rowid again).
+    cmid: Box<str>,
     room_at: usize,
     bytes: Box<[u8]>,
 }
@@ -626,7 +628,7 @@ struct Fragments {
 
 impl Fragments {
     fn insert(&mut self, id: i64, e: Entry) {
-        let size = e.bytes.len() + 64;
+        let size = e.bytes.len() + e.cmid.len() + 64;
         if size > self.budget {
             return;
         }
@@ -635,7 +637,7 @@ impl Fragments {
             self.bytes = 0;
         }
         if let Some(old) = self.map.insert(id, e) {
-            self.bytes = self.bytes.saturating_sub(old.bytes.len() + 64);
+            self.bytes = self.bytes.saturating_sub(old.bytes.len() + old.cmid.len() + 64);
         }
         self.bytes += size;
     }
