@@ -141,7 +141,16 @@ impl<'a> Renderer<'a> {
             return Ok(());
         }
         let mut frag = Vec::with_capacity(2048);
-        let room_at = self.render_fresh(m, &creator, &mut frag)?;
+        let room_at = match self.render_fresh(m, &creator, &mut frag) {
+            Ok(at) => at,
+            Err(e) => {
+                // One unreadable message (a corrupt row, a body that is not UTF-8) must not
+                // take the whole page down: it is replaced, as Rails does, and not cached.
+                eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
+                views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
+                return Ok(());
+            }
+        };
         out.extend_from_slice(frag.get(..room_at).unwrap_or(&[]));
         Out::new(out).text(self.room_name(m.room_id)?);
         out.extend_from_slice(frag.get(room_at..).unwrap_or(&[]));
@@ -243,6 +252,9 @@ impl<'a> Renderer<'a> {
         html
     }
 }
+
+struct Unrenderable;
+impl views::messages::unrenderable::View for Unrenderable {}
 
 struct Body {
     html: Vec<u8>,
@@ -772,5 +784,13 @@ mod tests {
         assert!(json.starts_with(&format!(r#"{{"id":{m},"created_at":"2025-12-12T15:43:40.000Z","body":{{"plain_text":"Hi there","html":"\u003cdiv class=\"trix-content\"\u003e"#)), "{json}");
         assert!(json.contains(&format!(r#""creator":{{"id":{d},"name":"David \u003cd\u003e","role":"member","avatar_url":"https://chat.test/users/"#)), "{json}");
         assert!(json.ends_with(&format!(r#""room":{{"id":{room}}},"url":"https://chat.test/rooms/{room}/messages/{m}"}}"#)), "{json}");
+    }
+
+    #[test]
+    fn an_unreadable_message_is_replaced_not_fatal() {
+        let (_db, c, keys, _d, room, m) = fixture();
+        c.exec(&format!("UPDATE action_text_rich_texts SET body = CAST(x'ff00fe' AS TEXT) WHERE record_id = {m}")).unwrap();
+        let html = render(&c, &keys, room);
+        assert!(html.contains("message--failed") && html.contains("Failed to load message content"), "{html}");
     }
 }
