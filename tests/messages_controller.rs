@@ -125,6 +125,12 @@ fn update_by_creator_or_admin_only() {
     let r = patch(DAVID, "<div>Edited by David</div>");
     assert_eq!(r.status, 302);
     assert!(s.get(DAVID, &path).body.contains("Edited by David"), "the fragment cache follows the edit");
+    let json = s.srv.send(&Request::post_form(&path, &[("_method", "patch"), ("message[body]", "<div>As JSON</div>")]).cookies(&s.jar(DAVID)).header("Accept", "application/json"));
+    assert_eq!(json.status, 200);
+    assert!(json.header("Content-Type").unwrap().starts_with("application/json"));
+    assert!(json.body.starts_with(r#"{"id":1,"created_at":""#), "{}", json.body);
+    assert!(json.body.contains(r#""plain_text":"As JSON""#));
+    assert!(json.body.ends_with(&format!(r#""room":{{"id":{DESIGNERS}}},"url":"http://127.0.0.1:{}/rooms/{DESIGNERS}/messages/1"}}"#, s.srv.port)), "{}", json.body);
 }
 
 #[test]

@@ -124,7 +124,7 @@ impl<'a> Renderer<'a> {
         let hit = FRAGMENTS.with(|f| {
             let f = f.borrow();
             match f.map.get(&m.id) {
-                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at => {
+                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at && *e.cmid == *m.client_message_id => {
                     out.extend_from_slice(e.bytes.get(..e.room_at).unwrap_or(&[]));
                     Some(e.room_at)
                 }
@@ -141,11 +141,20 @@ impl<'a> Renderer<'a> {
             return Ok(());
         }
         let mut frag = Vec::with_capacity(2048);
-        let room_at = self.render_fresh(m, &creator, &mut frag)?;
+        let room_at = match self.render_fresh(m, &creator, &mut frag) {
+            Ok(at) => at,
+            Err(e) => {
+                // One unreadable message (a corrupt row, a body that is not UTF-8) must not
+                // take the whole page down: it is replaced, as Rails does, and not cached.
+                eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
+                views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
+                return Ok(());
+            }
+        };
         out.extend_from_slice(frag.get(..room_at).unwrap_or(&[]));
         Out::new(out).text(self.room_name(m.room_id)?);
         out.extend_from_slice(frag.get(room_at..).unwrap_or(&[]));
-        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, room_at, bytes: frag.into_boxed_slice() }));
+        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, cmid: m.client_message_id.as_str().into(), room_at, bytes: frag.into_boxed_slice() }));
         Ok(())
     }
 
@@ -244,9 +253,55 @@ impl<'a> Renderer<'a> {
     }
 }
 
+struct Unrenderable;
+impl views::messages::unrenderable::View for Unrenderable {}
+
 struct Body {
     html: Vec<u8>,
     emoji: bool,
+}
+
+/// Appends the message JSON of spec/02 §5.3 (`messages/_message.json.jbuilder`): id,
+/// `created_at` (ISO 8601 with milliseconds), the body's plain text and rendered HTML, the
+/// creator, the room id and the message URL. `origin` is `scheme://host` for the absolute URLs.
+pub fn message_json(db: &Conn, keys: &Keys, m: &Message, origin: &str, out: &mut Vec<u8>) -> db::Result<()> {
+    use crate::crypto::json::write_string;
+    let r = Renderer::new(db, keys);
+    let creator = r.person(m.creator_id)?;
+    let role = match users::find(db, m.creator_id)? {
+        Some(u) if u.is_bot() => "bot",
+        Some(u) if u.is_administrator() => "administrator",
+        _ => "member",
+    };
+    let stored = messages::body(db, m.id)?.unwrap_or_default();
+    let resolve = |sgid: &str| r.mention(sgid);
+    let mut plain = richtext::plain_text(&stored, &resolve);
+    if plain.is_empty() {
+        if let Some(a) = messages::attachment(db, m.id)? {
+            plain = a.filename;
+        }
+    }
+    let html = richtext::render_body(&stored, &resolve);
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(m.id.to_string().as_bytes());
+    out.extend_from_slice(b",\"created_at\":\"");
+    crate::crypto::time::write_iso8601(m.created_at.div_euclid(1000), out);
+    out.extend_from_slice(b"\",\"body\":{\"plain_text\":");
+    write_string(plain.as_bytes(), out);
+    out.extend_from_slice(b",\"html\":");
+    write_string(html.as_bytes(), out);
+    out.extend_from_slice(b"},\"creator\":{\"id\":");
+    out.extend_from_slice(creator.id.to_string().as_bytes());
+    out.extend_from_slice(b",\"name\":");
+    write_string(creator.name.as_bytes(), out);
+    out.extend_from_slice(b",\"role\":\"");
+    out.extend_from_slice(role.as_bytes());
+    out.extend_from_slice(b"\",\"avatar_url\":");
+    write_string(format!("{origin}{}", creator.avatar_url).as_bytes(), out);
+    out.extend_from_slice(format!("}},\"room\":{{\"id\":{}}},\"url\":", m.room_id).as_bytes());
+    write_string(format!("{origin}/rooms/{}/messages/{}", m.room_id, m.id).as_bytes(), out);
+    out.push(b'}');
+    Ok(())
 }
 
 /// `/users/<avatar token>/avatar?v=<updated_at as YYYYMMDDHHMMSS>` (Rails' `fresh_user_avatar_path`).
@@ -568,6 +623,8 @@ impl views::messages::boost::View for BoostView<'_> {
 struct Entry {
     updated_at: i64,
     creator_updated_at: i64,
+    /// Guards against a reused id (SQLite may hand out a deleted highest rowid again).
+    cmid: Box<str>,
     room_at: usize,
     bytes: Box<[u8]>,
 }
@@ -583,7 +640,7 @@ struct Fragments {
 
 impl Fragments {
     fn insert(&mut self, id: i64, e: Entry) {
-        let size = e.bytes.len() + 64;
+        let size = e.bytes.len() + e.cmid.len() + 64;
         if size > self.budget {
             return;
         }
@@ -592,7 +649,7 @@ impl Fragments {
             self.bytes = 0;
         }
         if let Some(old) = self.map.insert(id, e) {
-            self.bytes = self.bytes.saturating_sub(old.bytes.len() + 64);
+            self.bytes = self.bytes.saturating_sub(old.bytes.len() + old.cmid.len() + 64);
         }
         self.bytes += size;
     }
@@ -699,5 +756,41 @@ mod tests {
         assert!(html.contains(r#"<div class="sound" data-controller="sound""#), "{html}");
         assert!(html.contains(r#"<div id="message_e1" class="message message--emoji""#));
         assert!(html.contains(">David &lt;d&gt;, Jason, and Kevin</a>"), "{html}");
+    }
+
+    /// spec/05 messages_helper_test: the presentation strips `javascript:` links and event
+    /// handlers, keeps safe links and `<strong>`.
+    #[test]
+    fn presentation_is_sanitized() {
+        use crate::db::testing::T0;
+        let (_db, c, keys, d, room, _m) = fixture();
+        let body = r#"<div><a href="javascript:alert(1)">x</a> <a href="/x" onclick="alert(1)">y</a> <strong>z</strong> <a href="https://example.com">e</a></div>"#;
+        let id = messages::create(&c, &messages::NewMessage { room_id: room, creator_id: d, client_message_id: "h1", body: Some(body), plain_text: "x y z e" }, T0 + 1).unwrap();
+        let m = messages::find(&c, id).unwrap().unwrap();
+        let mut out = Vec::new();
+        Renderer::new(&c, &keys).presentation(&m, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(!html.contains("javascript:") && !html.contains("onclick"), "{html}");
+        assert!(html.contains(r#"href="/x""#) && html.contains("<strong>z</strong>") && html.contains(r#"href="https://example.com""#), "{html}");
+    }
+
+    #[test]
+    fn message_json_shape() {
+        let (_db, c, keys, d, room, m) = fixture();
+        let msg = messages::find(&c, m).unwrap().unwrap();
+        let mut out = Vec::new();
+        message_json(&c, &keys, &msg, "https://chat.test", &mut out).unwrap();
+        let json = String::from_utf8(out).unwrap();
+        assert!(json.starts_with(&format!(r#"{{"id":{m},"created_at":"2025-12-12T15:43:40.000Z","body":{{"plain_text":"Hi there","html":"\u003cdiv class=\"trix-content\"\u003e"#)), "{json}");
+        assert!(json.contains(&format!(r#""creator":{{"id":{d},"name":"David \u003cd\u003e","role":"member","avatar_url":"https://chat.test/users/"#)), "{json}");
+        assert!(json.ends_with(&format!(r#""room":{{"id":{room}}},"url":"https://chat.test/rooms/{room}/messages/{m}"}}"#)), "{json}");
+    }
+
+    #[test]
+    fn an_unreadable_message_is_replaced_not_fatal() {
+        let (_db, c, keys, _d, room, m) = fixture();
+        c.exec(&format!("UPDATE action_text_rich_texts SET body = CAST(x'ff00fe' AS TEXT) WHERE record_id = {m}")).unwrap();
+        let html = render(&c, &keys, room);
+        assert!(html.contains("message--failed") && html.contains("Failed to load message content"), "{html}");
     }
 }

@@ -4,7 +4,7 @@
 //! go out once the write has committed, rendered once and shared with the HTTP answer.
 //!
 //! Not here yet: file uploads (`message[attachment]`, the Files issue), bot webhooks and Web
-//! Push on create (the Notifications issue), and the JSON answer of `update`.
+//! Push on create (the Notifications issue).
 
 use crate::app::layout::{self, Page};
 use crate::app::message_view::{self, Renderer};
@@ -170,7 +170,7 @@ pub fn create_without_room(_cx: &mut Ctx, _rq: &mut Req<'_, '_>, res: &mut Respo
 
 /// `PATCH /rooms/:room_id/messages/:id` (creator or administrator, else 403): replaces the
 /// body (and its search row), broadcasts the new presentation (M2, keeping scroll), and
-/// redirects to the message.
+/// redirects to the message (JSON requests get the message JSON of spec/02 §5.3).
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let m = message(cx, rq, &room)?;
@@ -191,6 +191,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     let plain = if plain.is_empty() { messages::attachment(&cx.db, m.id)?.map(|a| a.filename).unwrap_or_default() } else { plain };
     let now = db::time::now_us();
     let kind = room.kind;
+    let json_origin = rq.wants_json().then(|| origin(cx, rq));
     cx.write(
         rq,
         move |c| messages::update(c, m.id, &body, &plain, now),
@@ -205,7 +206,14 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             let mut stream = Vec::with_capacity(presentation.len() + 128);
             views::streams::replace_maintain_scroll::render(&StreamView { target: &target, content: &presentation }, &mut Out::new(&mut stream));
             room_streams::broadcast_html(&room_streams::messages_stream(kind, fresh.room_id), &stream);
-            respond::redirect(res, &format!("/rooms/{}/messages/{}", fresh.room_id, fresh.id));
+            match json_origin {
+                Some(origin) => {
+                    res.status(200);
+                    res.header("Content-Type", b"application/json; charset=utf-8");
+                    message_view::message_json(&cx.db, &cx.keys, &fresh, &origin, res.body())?;
+                }
+                None => respond::redirect(res, &format!("/rooms/{}/messages/{}", fresh.room_id, fresh.id)),
+            }
             Ok(())
         },
     )
@@ -240,6 +248,13 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
             Ok(())
         },
     )
+}
+
+/// `scheme://host` of the request, for the absolute URLs of JSON answers (https unless
+/// `DISABLE_SSL`, as the app is served behind TLS then).
+fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
+    let host = rq.header(b"host").map(String::from_utf8_lossy).unwrap_or_default();
+    format!("{}://{host}", if cx.env.secure_cookies { "https" } else { "http" })
 }
 
 /// The room of the path, through the current user's memberships (404 otherwise).

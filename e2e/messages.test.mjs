@@ -1,0 +1,184 @@
+// Browser test of issue 4's message flows (acceptance 4, the messages part): Debian's Chromium,
+// driven by playwright-core, against the real binary on a fresh database:
+// send a message with bold text and a mention through the composer and see it rendered;
+// boost it; find it through search; edit another message and delete it. Screenshots of the
+// room with the messages and of the search page land in e2e/screenshots/.
+//
+// Needs the room page (rooms helper) in the same binary. Run: `make e2e`.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, existsSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve, dirname } from "node:path";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const shots = join(here, "screenshots");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+let server, dir, base, browser;
+
+function binary() {
+  const candidates = [process.env.CAMPFIRE_BIN, resolve(here, "../campfire-room"), resolve(here, "../target/release/campfire-room"), resolve(here, "../target/debug/campfire-room")];
+  const found = candidates.find((p) => p && existsSync(p));
+  if (!found) throw new Error("no campfire-room binary: build it (make) or set CAMPFIRE_BIN");
+  return found;
+}
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.on("error", fail);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+async function waitUp(url) {
+  const deadline = Date.now() + 15000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url + "/up")).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("campfire-room did not answer /up");
+}
+
+function sql(query) {
+  return execFileSync("sqlite3", [join(dir, "storage/db/e2e.sqlite3"), query], { encoding: "utf8" }).trim();
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), "campfire-e2e-messages-"));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = spawn(binary(), [], {
+    env: {
+      PORT: String(port),
+      STORAGE_PATH: join(dir, "storage"),
+      DATABASE_PATH: join(dir, "storage/db/e2e.sqlite3"),
+      DISABLE_SSL: "1",
+      CAMPFIRE_LOG: process.env.CAMPFIRE_LOG || "0",
+    },
+    stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
+  });
+  await waitUp(base);
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// The message element (not the pending copy) whose text contains `text`.
+function saved(page, text) {
+  return page.locator("[data-message-id]", { hasText: text });
+}
+
+async function openMenu(page, message) {
+  await message.hover();
+  await message.locator("summary.message__options-btn").click();
+  await message.locator(".message__actions-menu .quick-boosts").waitFor();
+}
+
+test("send with bold and a mention, boost, search, edit, delete; screenshots", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.on("dialog", (d) => d.accept());
+  await page.goto(base + "/first_run");
+  await page.fill('input[name="user[name]"]', "Ada Admin");
+  await page.fill('input[name="user[email_address]"]', "ada@example.com");
+  await page.fill('input[name="user[password]"]', "secret123456");
+  await Promise.all([page.waitForURL(/\/rooms\/\d+/), page.click('form[action="/first_run"] button[type="submit"]')]);
+  const now = new Date().toISOString().replace("T", " ").replace("Z", "");
+  sql(`INSERT INTO users (name, email_address, role, status, created_at, updated_at) VALUES ('Kevin Lane', 'kevin@example.com', 0, 0, '${now}', '${now}')`);
+  sql(`INSERT INTO memberships (room_id, user_id, involvement, created_at, updated_at) SELECT id, (SELECT id FROM users WHERE name = 'Kevin Lane'), 'mentions', '${now}', '${now}' FROM rooms`);
+  const roomId = sql("SELECT id FROM rooms ORDER BY id LIMIT 1");
+  await page.goto(`${base}/rooms/${roomId}`);
+
+  // Compose: plain, bold (Ctrl+B), a mention picked from the autocomplete list, Enter sends.
+  const editor = page.locator("trix-editor#message_body");
+  await editor.click();
+  await page.keyboard.type("Coffee is ready, ");
+  await page.keyboard.press("Control+b");
+  await page.keyboard.type("really strong");
+  await page.keyboard.press("Control+b");
+  await page.keyboard.type(" today ");
+  await page.keyboard.type("@Kev");
+  await page.locator('[role="option"]', { hasText: "Kevin Lane" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await editor.locator("figure, action-text-attachment, .mention").first().waitFor();
+  await page.click("button.composer__send");
+  let first = saved(page, "Coffee is ready");
+  await first.waitFor({ timeout: 20000 });
+  assert.equal(await first.locator("strong", { hasText: "really strong" }).count(), 1, "bold survives");
+  assert.equal(await first.locator(".mention", { hasText: "Kevin Lane" }).count(), 1, "the mention is rendered");
+  const firstId = await first.getAttribute("data-message-id");
+  first = page.locator(`[data-message-id="${firstId}"]`);
+  const plain = sql(`SELECT body FROM message_search_index WHERE rowid = ${firstId}`);
+  assert.match(plain, /Coffee is ready,\s+really strong\s+today\s+@Kevin Lane/);
+
+  // A second message to edit and delete.
+  await editor.click();
+  await page.keyboard.type("Typo in this one");
+  await page.keyboard.press("Enter");
+  let second = saved(page, "Typo in this one");
+  await second.waitFor({ timeout: 20000 });
+  const secondId = await second.getAttribute("data-message-id");
+  second = page.locator(`[data-message-id="${secondId}"]`);
+
+  // Boost the first with the quick 👍.
+  await openMenu(page, first);
+  await first.locator('.message__actions-menu button[data-emoji="👍"]').click();
+  await first.locator(".boosts__list .boost").first().waitFor({ timeout: 20000 });
+  assert.equal(sql(`SELECT content FROM boosts WHERE message_id = ${firstId}`), "👍");
+
+  // Edit the second.
+  await openMenu(page, second);
+  await second.locator(".message__actions-menu a.message__edit-btn").click();
+  const editEditor = second.locator("trix-editor");
+  await editEditor.waitFor({ timeout: 20000 });
+  await editEditor.click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type("Fixed the typo");
+  await second.locator('button[type="submit"]', { hasText: "Save changes" }).click();
+  await second.locator(".message__presentation", { hasText: "Fixed the typo" }).waitFor({ timeout: 20000 });
+  assert.match(sql(`SELECT body FROM message_search_index WHERE rowid = ${secondId}`), /Fixed the typo/);
+  await page.screenshot({ path: join(shots, "messages-room-desktop-light.png") });
+
+  // Delete it.
+  await openMenu(page, second);
+  await second.locator(".message__actions-menu a.message__edit-btn").click();
+  await second.locator("button", { hasText: "Delete message" }).click();
+  await page.locator(`[data-message-id="${secondId}"]`).waitFor({ state: "detached", timeout: 20000 });
+  assert.equal(sql(`SELECT count(*) FROM messages WHERE id = ${secondId}`), "0");
+
+  // Search finds the first.
+  await page.goto(base + "/searches");
+  await page.fill("#q", "strong coffee");
+  await Promise.all([page.waitForURL(/\/searches\?q=strong\+coffee/), page.press("#q", "Enter")]);
+  const hit = page.locator(`#search-results [data-message-id="${firstId}"]`);
+  await hit.waitFor();
+  assert.equal(await page.locator("#search-results [data-message-id]").count(), 1);
+  for (const scheme of ["light", "dark"]) {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme, storageState: await context.storageState() });
+    const p = await ctx.newPage();
+    await p.goto(base + "/searches?q=strong+coffee");
+    await p.locator(`#search-results [data-message-id="${firstId}"]`).waitFor();
+    await p.waitForTimeout(300);
+    await p.screenshot({ path: join(shots, `search-desktop-${scheme}.png`) });
+    await ctx.close();
+  }
+  await context.close();
+});
