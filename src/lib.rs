@@ -15,4 +15,5 @@ pub mod richtext;
 pub mod views;
 pub mod assets;
 pub mod app;
+pub mod cable;
 pub mod config;
