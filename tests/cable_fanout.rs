@@ -52,3 +52,98 @@ fn a_client_that_stops_reading_is_dropped() {
     broadcast(&srv, "user_2_unreads", r#"{"roomId":1}"#);
     assert_eq!(fine.recv().unwrap(), data(unread, r#"{"roomId":1}"#));
 }
+
+/// Issue 5 acceptance 3, as a measurement rather than a check of speed: 1,000 sockets, each
+/// subscribed like a room page (presence, unread, heartbeat, the room's messages), receive all
+/// of 100 broadcasts on the room stream exactly once. Prints post→last-client latency p50/p99
+/// and the server's RSS per idle socket. Run with a release binary:
+/// `CAMPFIRE_BIN=$PWD/campfire-room cargo test --release --test cable_fanout -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn thousand_clients_hundred_broadcasts() {
+    use campfire::db::rooms::Kind;
+    use std::sync::{Arc, Barrier};
+    use std::time::Instant;
+    const CLIENTS: usize = 1000;
+    const MESSAGES: usize = 100;
+    let srv = server();
+    let bea = add_user(&srv, 2, "Bea");
+    add_room(&srv, 10, "Rooms::Open", &[2]);
+    let rss = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", srv.pid())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap().to_string();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()
+    };
+    let before = rss();
+    let room = room_stream(Kind::Open, 10);
+    let ident = format!(r#"{{"channel":"RoomMessagesChannel","signed_stream_name":"{}"}}"#, signed(room.as_bytes()));
+    let idents = [
+        r#"{"channel":"PresenceChannel","room_id":10}"#.to_string(),
+        r#"{"channel":"UnreadRoomsChannel"}"#.to_string(),
+        r#"{"channel":"HeartbeatChannel"}"#.to_string(),
+        ident.clone(),
+    ];
+    let ready = Arc::new(Barrier::new(CLIENTS + 1));
+    let done = Arc::new(Barrier::new(CLIENTS + 1));
+    let mut readers = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut c = Client::welcomed(&srv, &bea);
+        for i in &idents {
+            assert_eq!(c.subscribe(i), "confirm_subscription");
+        }
+        let (ready, done) = (ready.clone(), done.clone());
+        readers.push(
+            std::thread::Builder::new()
+                .stack_size(512 * 1024)
+                .spawn(move || {
+                    ready.wait();
+                    let mut got = vec![None; MESSAGES];
+                    let mut n = 0;
+                    while n < MESSAGES {
+                        let Some(f) = c.next(Duration::from_secs(30)) else { break };
+                        let t = f.text();
+                        if let Some(at) = t.find("bmk") {
+                            let seq: usize = t[at + 3..at + 3 + t[at + 3..].find('z').unwrap()].parse().unwrap();
+                            assert!(got[seq].is_none(), "duplicate {seq}");
+                            got[seq] = Some(Instant::now());
+                            n += 1;
+                        }
+                    }
+                    done.wait();
+                    assert!(c.quiet_for(Duration::from_millis(200)), "nothing after the last");
+                    got
+                })
+                .unwrap(),
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let idle = rss();
+    ready.wait();
+    let mut sent = Vec::new();
+    for i in 0..MESSAGES {
+        let html = format!(r#""<turbo-stream action=\"append\" target=\"messages_rooms_open_10\"><template><div id=\"message_{i}\">fanout bmk{i}z</div></template></turbo-stream>""#);
+        sent.push(Instant::now());
+        broadcast(&srv, &room, &html);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done.wait();
+    let got: Vec<Vec<Option<Instant>>> = readers.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut last = Vec::new();
+    for (i, at) in sent.iter().enumerate() {
+        let mut worst = Duration::ZERO;
+        for g in &got {
+            let t = g[i].unwrap_or_else(|| panic!("a client missed broadcast {i}"));
+            worst = worst.max(t.duration_since(*at));
+        }
+        last.push(worst);
+    }
+    last.sort();
+    let pct = |p: usize| last[(last.len() * p / 100).min(last.len() - 1)].as_secs_f64() * 1000.0;
+    println!(
+        "cable: {CLIENTS} clients x {MESSAGES} broadcasts, all delivered once; post->last client p50 {:.2} ms p99 {:.2} ms; \
+         RSS {before} KB before, {idle} KB with the clients idle: {:.2} KB per client",
+        pct(50),
+        pct(99),
+        (idle.saturating_sub(before)) as f64 / CLIENTS as f64
+    );
+}
