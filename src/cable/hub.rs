@@ -33,6 +33,9 @@ struct Table {
     users: HashMap<i64, Vec<Address>>,
 }
 
+/// A subscription identifier and the data frame built for it during one broadcast.
+type Framed = (Arc<[u8]>, Arc<[u8]>);
+
 fn table() -> &'static Mutex<Table> {
     static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
     TABLE.get_or_init(Mutex::default)
@@ -90,7 +93,7 @@ fn remove_from(t: &mut Table, stream: &[u8], addr: &Address, ident: Option<&[u8]
 /// it was queued for.
 pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
     let mut posts: Vec<(Address, Vec<Mail>)> = Vec::new();
-    let mut frames: Vec<(Arc<[u8]>, Arc<[u8]>)> = Vec::new();
+    let mut frames: Vec<Framed> = Vec::new();
     let n = with(|t| {
         let Some(subs) = t.streams.get(stream) else { return 0 };
         for s in subs {

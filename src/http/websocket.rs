@@ -290,6 +290,25 @@ mod tests {
     }
 
     #[test]
+    fn random_bytes_never_panic() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let len = (x % 40) as usize;
+            let mut buf: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            if let Ok(Some(f)) = parse(&mut buf, 16) {
+                assert!(f.payload.end <= buf.len() && f.len <= buf.len());
+            }
+        }
+    }
+
+    #[test]
     fn token_lists() {
         assert!(has_token(b"keep-alive, Upgrade", b"upgrade"));
         assert!(!has_token(b"keep-alive", b"upgrade"));

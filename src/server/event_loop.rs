@@ -366,6 +366,11 @@ impl<H: Handler> Loop<H> {
                 continue;
             }
             if c.ws.is_some() {
+                if c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+                    // A client that sends commands but does not read the replies waits (and
+                    // is dropped by the stall timeout if it never reads).
+                    break;
+                }
                 match self.next_frame(idx) {
                     Next::Served => continue,
                     Next::NeedMore => {}
