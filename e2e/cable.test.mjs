@@ -8,6 +8,7 @@
 //   same Turbo Stream through the test route instead, and says so);
 // - a room she is not a member of is rejected;
 // - a consumer without a cookie is told `unauthorized` and stops reconnecting.
+// `ws` offers permessage-deflate, so this also checks our compressed frames against zlib.
 //
 // Run: `make e2e` (or `node --test` here with CAMPFIRE_BIN pointing at the binary).
 
@@ -194,6 +195,8 @@ test("a member receives a room's messages; other rooms are rejected", async (t) 
     }
     await until("Bob's message", () => mine.events.some((d) => typeof d === "string" && d.includes(text)));
     const got = mine.events.find((d) => d.includes(text));
+    // `ws` offers permessage-deflate, so the frame came compressed and zlib inflated it.
+    assert.match(c.connection.webSocket.extensions, /permessage-deflate/);
     assert.match(got, /^<turbo-stream action="append" target="messages_rooms_open_\d+">/);
     assert.equal(theirs.events.length, 0);
   } finally {

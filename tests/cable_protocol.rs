@@ -155,3 +155,47 @@ fn oversized_messages_close_1009_and_bad_frames_1002() {
     // The server is fine afterwards.
     assert_eq!(srv.send(&Request::get("/up")).status, 200);
 }
+
+#[test]
+fn permessage_deflate_compresses_broadcasts_once_for_all() {
+    let srv = server();
+    let cookie = add_user(&srv, 2, "Bea");
+    let offer = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+    let mut a = Client::open_with(&srv, Some(&cookie), offer);
+    assert!(
+        a.head.contains("Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n"),
+        "{}",
+        a.head
+    );
+    assert_eq!(a.recv().as_deref(), Some(r#"{"type":"welcome"}"#));
+    let mut plain = Client::welcomed(&srv, &cookie);
+    assert!(!plain.head.contains("Sec-WebSocket-Extensions"));
+
+    // A compressed command is understood.
+    let unread = r#"{"channel":"UnreadRoomsChannel"}"#;
+    use std::io::Write;
+    a.s.write_all(&deflated(command("subscribe", unread, None).as_bytes())).unwrap();
+    assert!(a.recv().unwrap().ends_with(r#""type":"confirm_subscription"}"#));
+    assert_eq!(plain.subscribe(unread), "confirm_subscription");
+
+    let html = format!("\"{}\"", "<turbo-stream action=\\\"append\\\" target=\\\"x\\\"><template>hello</template></turbo-stream>".repeat(20));
+    broadcast(&srv, "user_2_unreads", &html);
+    let f = a.next(Duration::from_secs(5)).unwrap();
+    assert!(f.compressed, "the broadcast is compressed for the deflate socket");
+    assert_eq!(f.text(), data(unread, &html));
+    let g = plain.next(Duration::from_secs(5)).unwrap();
+    assert!(!g.compressed);
+    assert_eq!(g.text(), data(unread, &html));
+
+    // Compressed garbage closes with 1007.
+    let mut bad = masked(true, 1, b"\xff\xff\xff\xff");
+    bad[0] |= 0x40;
+    a.s.write_all(&bad).unwrap();
+    loop {
+        let f = a.next(Duration::from_secs(5)).expect("a close frame");
+        if f.opcode == 8 {
+            assert_eq!(f.payload, 1007u16.to_be_bytes());
+            break;
+        }
+    }
+}

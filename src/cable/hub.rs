@@ -33,8 +33,13 @@ struct Table {
     users: HashMap<i64, Vec<Address>>,
 }
 
-/// A subscription identifier and the data frame built for it during one broadcast.
-type Framed = (Arc<[u8]>, Arc<[u8]>);
+/// A subscription identifier and the data frames built for it during one broadcast: plain, and
+/// compressed once the first subscriber that negotiated permessage-deflate needs it.
+struct Framed {
+    ident: Arc<[u8]>,
+    plain: Arc<[u8]>,
+    deflated: Option<Arc<[u8]>>,
+}
 
 fn table() -> &'static Mutex<Table> {
     static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
@@ -97,13 +102,19 @@ pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
     let n = with(|t| {
         let Some(subs) = t.streams.get(stream) else { return 0 };
         for s in subs {
-            let frame = match frames.iter().find(|(i, _)| Arc::ptr_eq(i, &s.ident) || **i == *s.ident) {
-                Some((_, f)) => f.clone(),
+            let at = match frames.iter().position(|f| Arc::ptr_eq(&f.ident, &s.ident) || *f.ident == *s.ident) {
+                Some(at) => at,
                 None => {
-                    let f: Arc<[u8]> = super::protocol::data_frame(&s.ident, message_json).into();
-                    frames.push((s.ident.clone(), f.clone()));
-                    f
+                    let plain = super::protocol::data_frame(&s.ident, message_json).into();
+                    frames.push(Framed { ident: s.ident.clone(), plain, deflated: None });
+                    frames.len() - 1
                 }
+            };
+            let Some(f) = frames.get_mut(at) else { continue };
+            let frame = if s.addr.deflate {
+                f.deflated.get_or_insert_with(|| super::protocol::deflated_data_frame(&s.ident, message_json).into()).clone()
+            } else {
+                f.plain.clone()
             };
             let mail = Mail { token: s.addr.token, frame, then_close: false };
             match posts.iter_mut().find(|(a, _)| a.same_loop(&s.addr)) {

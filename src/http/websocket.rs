@@ -6,10 +6,14 @@
 //! of a message and are at most 125 bytes. Messages larger than the caller's limit are refused
 //! with close 1009 before their payload is buffered. Text is not validated as UTF-8 here: the
 //! only consumer (Action Cable) parses it as JSON, which refuses what it cannot read.
-//! permessage-deflate is not offered: the handshake simply does not accept the extension, which
-//! every client must tolerate (RFC 6455 §9.1).
+//!
+//! permessage-deflate (RFC 7692) is accepted without context takeover in either direction, so
+//! a socket keeps no compression state between messages: a broadcast is compressed once and
+//! the same bytes go to every socket that negotiated the extension. Our small frames (pings,
+//! confirmations) go out uncompressed, which the extension allows message by message.
 
 use super::Request;
+use miniz_oxide::deflate::core::{create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus};
 use sha1::{Digest, Sha1};
 
 pub const OP_CONT: u8 = 0x0;
@@ -23,6 +27,7 @@ pub const OP_PONG: u8 = 0xA;
 pub const CLOSE_NORMAL: u16 = 1000;
 pub const CLOSE_PROTOCOL: u16 = 1002;
 pub const CLOSE_UNSUPPORTED: u16 = 1003;
+pub const CLOSE_INVALID_DATA: u16 = 1007;
 pub const CLOSE_TOO_BIG: u16 = 1009;
 
 /// Largest text message (after reassembling fragments) a client may send; beyond it the
@@ -30,6 +35,35 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+/// Our `Sec-WebSocket-Extensions` answer when the client offers permessage-deflate.
+pub const DEFLATE_RESPONSE: &[u8] = b"permessage-deflate; server_no_context_takeover; client_no_context_takeover";
+
+/// Whether one of the client's `Sec-WebSocket-Extensions` offers is a permessage-deflate we can
+/// accept as `DEFLATE_RESPONSE` says: we always compress with a 32 KiB window, so an offer
+/// limiting our window (`server_max_window_bits` below 15) or carrying parameters we do not
+/// know is passed over.
+pub fn deflate_offered(req: &Request) -> bool {
+    let Some(value) = req.header(b"sec-websocket-extensions") else { return false };
+    value.split(|&b| b == b',').any(|offer| {
+        let mut parts = offer.split(|&b| b == b';').map(trim);
+        if parts.next() != Some(&b"permessage-deflate"[..]) {
+            return false;
+        }
+        parts.all(|p| {
+            let (name, val) = match p.iter().position(|&b| b == b'=') {
+                Some(i) => (trim(&p[..i]), trim(&p[i + 1..])),
+                None => (p, &b""[..]),
+            };
+            let val = val.strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")).unwrap_or(val);
+            match name {
+                b"server_no_context_takeover" | b"client_no_context_takeover" | b"client_max_window_bits" => true,
+                b"server_max_window_bits" => val == b"15",
+                _ => false,
+            }
+        })
+    })
+}
 
 /// Why a handshake request is not a WebSocket upgrade we accept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +139,8 @@ fn trim(v: &[u8]) -> &[u8] {
 pub struct Frame {
     pub fin: bool,
     pub opcode: u8,
+    /// RSV1 on the first frame of a message: its payload is compressed (permessage-deflate).
+    pub compressed: bool,
     pub payload: std::ops::Range<usize>,
     /// Bytes of `buf` the frame occupies (header and payload).
     pub len: usize,
@@ -120,14 +156,16 @@ pub struct Refused {
 /// Parses the frame at the front of `buf`, unmasking its payload in place. `Ok(None)`: the
 /// frame is not complete yet. `max_payload` bounds data frames (control frames are capped at
 /// 125 by the RFC); a larger frame is refused with 1009 as soon as its header is seen.
-pub fn parse(buf: &mut [u8], max_payload: usize) -> Result<Option<Frame>, Refused> {
+/// `deflate`: permessage-deflate was negotiated, so RSV1 may mark a message's first frame.
+pub fn parse(buf: &mut [u8], max_payload: usize, deflate: bool) -> Result<Option<Frame>, Refused> {
     let (Some(&b0), Some(&b1)) = (buf.first(), buf.get(1)) else { return Ok(None) };
-    if b0 & 0x70 != 0 {
-        return Err(Refused { code: CLOSE_PROTOCOL, why: "reserved bits set" });
-    }
     let fin = b0 & 0x80 != 0;
     let opcode = b0 & 0x0f;
     let control = opcode & 0x8 != 0;
+    let compressed = b0 & 0x40 != 0;
+    if b0 & 0x30 != 0 || (compressed && (!deflate || !matches!(opcode, OP_TEXT | OP_BINARY))) {
+        return Err(Refused { code: CLOSE_PROTOCOL, why: "reserved bits set" });
+    }
     if !matches!(opcode, OP_CONT | OP_TEXT | OP_BINARY | OP_CLOSE | OP_PING | OP_PONG) {
         return Err(Refused { code: CLOSE_PROTOCOL, why: "unknown opcode" });
     }
@@ -163,7 +201,50 @@ pub fn parse(buf: &mut [u8], max_payload: usize) -> Result<Option<Frame>, Refuse
     for (i, b) in payload.iter_mut().enumerate() {
         *b ^= mask[i & 3];
     }
-    Ok(Some(Frame { fin, opcode, payload: at..at + len, len: at + len }))
+    Ok(Some(Frame { fin, opcode, compressed, payload: at..at + len, len: at + len }))
+}
+
+/// Inflates a compressed message (RFC 7692 §7.2.2: the sender removed the trailing
+/// `00 00 ff ff`, which is put back). More than `limit` bytes is 1009, bad data 1007.
+pub fn inflate(payload: &[u8], limit: usize) -> Result<Vec<u8>, Refused> {
+    let mut input = Vec::with_capacity(payload.len() + 6);
+    input.extend_from_slice(payload);
+    // The sync-flush marker, then an empty final block (`03 00`): the one-shot inflater wants
+    // a stream that ends, and a message does not end its stream (no context takeover aside).
+    input.extend_from_slice(&[0, 0, 0xff, 0xff, 0x03, 0x00]);
+    miniz_oxide::inflate::decompress_to_vec_with_limit(&input, limit).map_err(|e| match e.status {
+        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => Refused { code: CLOSE_TOO_BIG, why: "inflated message larger than the limit" },
+        _ => Refused { code: CLOSE_INVALID_DATA, why: "undecodable compressed message" },
+    })
+}
+
+/// Appends a whole compressed text frame (RSV1 set) holding `payload`: raw deflate, level 1
+/// (broadcasts are HTML and JSON: fast levels get most of the gain), sync-flushed, without
+/// the trailing `00 00 ff ff` (RFC 7692 §7.2.1). No context is kept.
+pub fn write_deflated_text(payload: &[u8], out: &mut Vec<u8>) {
+    thread_local! {
+        static COMPRESSOR: std::cell::RefCell<Option<Box<CompressorOxide>>> = const { std::cell::RefCell::new(None) };
+    }
+    let mut body = Vec::with_capacity(payload.len() / 3 + 16);
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let d = slot.get_or_insert_with(|| Box::new(CompressorOxide::new(create_comp_flags_from_zip_params(1, 0, 0))));
+        d.reset();
+        let (status, _) = miniz_oxide::deflate::core::compress_to_output(d, payload, TDEFLFlush::Sync, |chunk| {
+            body.extend_from_slice(chunk);
+            true
+        });
+        debug_assert!(status == TDEFLStatus::Okay);
+    });
+    if body.ends_with(&[0, 0, 0xff, 0xff]) {
+        body.truncate(body.len() - 4);
+    }
+    let start = out.len();
+    write_head(OP_TEXT, body.len(), out);
+    if let Some(first) = out.get_mut(start) {
+        *first |= 0x40;
+    }
+    out.extend_from_slice(&body);
 }
 
 /// Appends the header of an unmasked server frame with `fin` set.
@@ -229,7 +310,7 @@ mod tests {
     fn rfc_hello_frame_unmasks() {
         // RFC 6455 §5.7: a masked "Hello".
         let mut f = vec![0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58];
-        let fr = parse(&mut f, 100).unwrap().unwrap();
+        let fr = parse(&mut f, 100, false).unwrap().unwrap();
         assert!(fr.fin);
         assert_eq!(fr.opcode, OP_TEXT);
         assert_eq!(&f[fr.payload.clone()], b"Hello");
@@ -241,10 +322,10 @@ mod tests {
         let full = masked(true, OP_TEXT, &[b'x'; 300]);
         for cut in 0..full.len() {
             let mut part = full[..cut].to_vec();
-            assert_eq!(parse(&mut part, 1000), Ok(None), "cut at {cut}");
+            assert_eq!(parse(&mut part, 1000, false), Ok(None), "cut at {cut}");
         }
         let mut all = full.clone();
-        let fr = parse(&mut all, 1000).unwrap().unwrap();
+        let fr = parse(&mut all, 1000, false).unwrap().unwrap();
         assert_eq!(fr.payload.len(), 300);
         assert!(all[fr.payload].iter().all(|&b| b == b'x'));
     }
@@ -252,26 +333,26 @@ mod tests {
     #[test]
     fn sixty_four_bit_lengths_and_limits() {
         let mut big = masked(true, OP_TEXT, &vec![b'a'; 70_000]);
-        assert_eq!(parse(&mut big.clone(), 100_000).unwrap().unwrap().payload.len(), 70_000);
-        assert_eq!(parse(&mut big, 65_536).unwrap_err().code, CLOSE_TOO_BIG);
+        assert_eq!(parse(&mut big.clone(), 100_000, false).unwrap().unwrap().payload.len(), 70_000);
+        assert_eq!(parse(&mut big, 65_536, false).unwrap_err().code, CLOSE_TOO_BIG);
         // A header announcing 2^63 bytes is refused from the header alone.
         let mut huge = vec![0x81, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(parse(&mut huge, MAX_MESSAGE).unwrap_err().code, CLOSE_TOO_BIG);
+        assert_eq!(parse(&mut huge, MAX_MESSAGE, false).unwrap_err().code, CLOSE_TOO_BIG);
     }
 
     #[test]
     fn protocol_violations_are_refused() {
         let mut unmasked = vec![0x81, 0x02, b'h', b'i'];
-        assert_eq!(parse(&mut unmasked, 100).unwrap_err().code, CLOSE_PROTOCOL);
+        assert_eq!(parse(&mut unmasked, 100, false).unwrap_err().code, CLOSE_PROTOCOL);
         let mut rsv = masked(true, OP_TEXT, b"x");
         rsv[0] |= 0x40;
-        assert_eq!(parse(&mut rsv, 100).unwrap_err().code, CLOSE_PROTOCOL);
+        assert_eq!(parse(&mut rsv, 100, false).unwrap_err().code, CLOSE_PROTOCOL);
         let mut op = masked(true, 0x3, b"x");
-        assert_eq!(parse(&mut op, 100).unwrap_err().code, CLOSE_PROTOCOL);
+        assert_eq!(parse(&mut op, 100, false).unwrap_err().code, CLOSE_PROTOCOL);
         let mut frag_ping = masked(false, OP_PING, b"x");
-        assert_eq!(parse(&mut frag_ping, 100).unwrap_err().code, CLOSE_PROTOCOL);
+        assert_eq!(parse(&mut frag_ping, 100, false).unwrap_err().code, CLOSE_PROTOCOL);
         let mut long_ping = masked(true, OP_PING, &[0; 126]);
-        assert_eq!(parse(&mut long_ping, 1000).unwrap_err().code, CLOSE_PROTOCOL);
+        assert_eq!(parse(&mut long_ping, 1000, false).unwrap_err().code, CLOSE_PROTOCOL);
     }
 
     #[test]
@@ -302,9 +383,69 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            if let Ok(Some(f)) = parse(&mut buf, 16) {
+            if let Ok(Some(f)) = parse(&mut buf, 16, false) {
                 assert!(f.payload.end <= buf.len() && f.len <= buf.len());
             }
+        }
+    }
+
+    #[test]
+    fn deflate_round_trip_and_rsv1() {
+        let text = br#"{"identifier":"x","message":"<turbo-stream action=\"append\"><template>hello hello hello hello</template></turbo-stream>"}"#;
+        let mut f = Vec::new();
+        write_deflated_text(text, &mut f);
+        assert_eq!(f[0], 0xC1, "FIN + RSV1 + text");
+        let len = f[1] as usize;
+        assert_eq!(len, f.len() - 2);
+        assert!(len < text.len());
+        assert_eq!(inflate(&f[2..], 1 << 20).unwrap(), text);
+        assert_eq!(inflate(&f[2..], 10).unwrap_err().code, CLOSE_TOO_BIG);
+        assert_eq!(inflate(b"\xff\xff\xff", 1000).unwrap_err().code, CLOSE_INVALID_DATA);
+        // The same compressor is reused: a second message is independent of the first.
+        let mut g = Vec::new();
+        write_deflated_text(b"second", &mut g);
+        assert_eq!(inflate(&g[2..], 100).unwrap(), b"second");
+
+        let mut compressed = masked(true, OP_TEXT, b"zz");
+        compressed[0] |= 0x40;
+        assert!(parse(&mut compressed.clone(), 100, true).unwrap().unwrap().compressed);
+        assert_eq!(parse(&mut compressed, 100, false).unwrap_err().code, CLOSE_PROTOCOL);
+        let mut cont = masked(true, OP_CONT, b"zz");
+        cont[0] |= 0x40;
+        assert_eq!(parse(&mut cont, 100, true).unwrap_err().code, CLOSE_PROTOCOL);
+        let mut rsv2 = masked(true, OP_TEXT, b"zz");
+        rsv2[0] |= 0x20;
+        assert_eq!(parse(&mut rsv2, 100, true).unwrap_err().code, CLOSE_PROTOCOL);
+    }
+
+    fn with_extensions(value: &[u8], f: impl FnOnce(&Request) -> bool) -> bool {
+        let headers = [super::super::Header { name: b"Sec-WebSocket-Extensions", value }];
+        let req = Request {
+            method: super::super::Method::Get,
+            target: b"/cable",
+            path: b"/cable",
+            query: b"",
+            http10: false,
+            headers: &headers,
+            body: b"",
+            peer: std::net::IpAddr::from([127, 0, 0, 1]),
+        };
+        f(&req)
+    }
+
+    #[test]
+    fn deflate_offers() {
+        for (offer, ok) in [
+            (&b"permessage-deflate; client_max_window_bits"[..], true),
+            (b"permessage-deflate", true),
+            (b"permessage-deflate; server_no_context_takeover; client_no_context_takeover", true),
+            (b"permessage-deflate; server_max_window_bits=10", false),
+            (b"permessage-deflate; server_max_window_bits=10, permessage-deflate", true),
+            (b"permessage-deflate; server_max_window_bits=\"15\"", true),
+            (b"permessage-deflate; mystery", false),
+            (b"x-webkit-deflate-frame", false),
+        ] {
+            assert_eq!(with_extensions(offer, deflate_offered), ok, "{}", String::from_utf8_lossy(offer));
         }
     }
 

@@ -189,8 +189,8 @@ struct Ran<S> {
     http10: bool,
     keep_alive: bool,
     parked: Option<Parked>,
-    /// The handler accepted a WebSocket handshake with this state.
-    upgrade: Option<S>,
+    /// The handler accepted a WebSocket handshake with this state (and deflate or not).
+    upgrade: Option<(S, bool)>,
 }
 
 fn token(idx: usize, gen: u32) -> u64 {
@@ -572,17 +572,17 @@ impl<H: Handler> Loop<H> {
         }
         res.reset();
         arena.reset();
-        if let Some(state) = upgraded {
-            self.ws_start(idx, state);
+        if let Some((state, deflate)) = upgraded {
+            self.ws_start(idx, state, deflate);
         }
         Next::Served
     }
 
     /// Turns a connection whose 101 is queued into a socket and lets the handler greet it.
-    fn ws_start(&mut self, idx: usize, state: H::Socket) {
+    fn ws_start(&mut self, idx: usize, state: H::Socket, deflate: bool) {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
-        c.ws = Some(Box::default());
+        c.ws = Some(Box::new(SocketState { deflate, ..SocketState::default() }));
         slot.socket = Some(Box::new(state));
         self.sockets += 1;
         if self.next_ping == u64::MAX {
@@ -596,7 +596,8 @@ impl<H: Handler> Loop<H> {
         let now = self.now;
         let Loop { slots, handler, ws_out, mailbox, .. } = self;
         let Some(slot) = slots.get_mut(idx) else { return };
-        let address = Address { mailbox: mailbox.clone(), token: token(idx, slot.gen) };
+        let deflate = slot.conn.as_ref().and_then(|c| c.ws.as_ref()).is_some_and(|f| f.deflate);
+        let address = Address { mailbox: mailbox.clone(), token: token(idx, slot.gen), deflate };
         let Some(state) = slot.socket.as_deref_mut() else { return };
         ws_out.clear();
         let mut close = false;
@@ -999,7 +1000,7 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
         return Step::NeedMore;
     }
     let room = frames::MAX_MESSAGE.saturating_sub(fr.partial.len());
-    let frame = match frames::parse(&mut c.buf[c.start..c.end], room) {
+    let frame = match frames::parse(&mut c.buf[c.start..c.end], room, fr.deflate) {
         Ok(None) => return Step::NeedMore,
         Ok(Some(f)) => f,
         Err(e) => return Step::Close(e.code, Some(e.why)),
@@ -1009,11 +1010,10 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
     match frame.opcode {
         frames::OP_TEXT | frames::OP_BINARY if !fr.in_message => {
             if frame.fin {
-                msg.clear();
-                msg.extend_from_slice(&c.buf[payload]);
-                return Step::Message;
+                return finish_message(&c.buf[payload], frame.compressed, msg);
             }
             fr.in_message = true;
+            fr.compressed = frame.compressed;
             fr.partial.clear();
             fr.partial.extend_from_slice(&c.buf[payload]);
             Step::Nothing
@@ -1024,11 +1024,9 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
                 return Step::Nothing;
             }
             fr.in_message = false;
-            msg.clear();
-            msg.extend_from_slice(&fr.partial);
             // Fragmented messages are rare: give the reassembly buffer back.
-            fr.partial = Vec::new();
-            Step::Message
+            let whole = std::mem::take(&mut fr.partial);
+            finish_message(&whole, fr.compressed, msg)
         }
         frames::OP_PING => Step::Pong(payload),
         frames::OP_PONG => Step::Nothing,
@@ -1040,6 +1038,22 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
             Step::Close(if ok { code } else { frames::CLOSE_NORMAL }, None)
         }
         _ => Step::Close(frames::CLOSE_PROTOCOL, Some("websocket frame out of sequence")),
+    }
+}
+
+/// Puts a complete message into `msg`, inflating it if it was compressed.
+fn finish_message(data: &[u8], compressed: bool, msg: &mut Vec<u8>) -> Step {
+    msg.clear();
+    if !compressed {
+        msg.extend_from_slice(data);
+        return Step::Message;
+    }
+    match frames::inflate(data, frames::MAX_MESSAGE) {
+        Ok(text) => {
+            msg.extend_from_slice(&text);
+            Step::Message
+        }
+        Err(e) => Step::Close(e.code, Some(e.why)),
     }
 }
 

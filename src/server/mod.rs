@@ -64,7 +64,8 @@ pub struct Call<'l, H: Handler> {
     queue: &'l Arc<completion::Queue<H>>,
     token: u64,
     parked: bool,
-    upgrade: Option<H::Socket>,
+    /// The socket state from `upgrade`, and whether permessage-deflate was accepted.
+    upgrade: Option<(H::Socket, bool)>,
 }
 
 impl<H: Handler> Call<'_, H> {
@@ -78,8 +79,9 @@ impl<H: Handler> Call<'_, H> {
 
     /// Accepts `req` as a WebSocket handshake: fills `res` with the 101 (selecting `protocol`
     /// when given) and, once that is sent, the connection becomes a socket whose state is
-    /// `socket` and whose messages go to `Handler::ws_text`. Refused (nothing changed) when
-    /// `req` is not a valid version-13 upgrade; answer it some other way then.
+    /// `socket` and whose messages go to `Handler::ws_text`. permessage-deflate is accepted
+    /// (without context takeover) when offered. Refused (nothing changed) when `req` is not a
+    /// valid version-13 upgrade; answer it some other way then.
     pub fn upgrade(
         &mut self,
         req: &Request,
@@ -95,7 +97,11 @@ impl<H: Handler> Call<'_, H> {
         if let Some(p) = protocol {
             res.header("Sec-WebSocket-Protocol", p);
         }
-        self.upgrade = Some(socket);
+        let deflate = crate::http::websocket::deflate_offered(req);
+        if deflate {
+            res.header("Sec-WebSocket-Extensions", crate::http::websocket::DEFLATE_RESPONSE);
+        }
+        self.upgrade = Some((socket, deflate));
         Ok(())
     }
 

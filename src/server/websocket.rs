@@ -26,6 +26,10 @@ pub(super) struct SocketState {
     /// Fragments so far of a message whose first frame had no FIN.
     pub partial: Vec<u8>,
     pub in_message: bool,
+    /// The message being reassembled is compressed (its first frame had RSV1).
+    pub compressed: bool,
+    /// permessage-deflate was negotiated for this socket.
+    pub deflate: bool,
     /// A close frame was sent: no more frames go out, input is ignored.
     pub closing: bool,
 }
@@ -75,6 +79,8 @@ impl Mailbox {
 pub struct Address {
     pub mailbox: Arc<Mailbox>,
     pub token: u64,
+    /// The socket takes compressed frames (permessage-deflate); it also takes plain ones.
+    pub deflate: bool,
 }
 
 impl Address {

@@ -78,7 +78,10 @@ pub fn server() -> Server {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Frame {
     pub opcode: u8,
+    /// The payload, inflated if the frame was compressed.
     pub payload: Vec<u8>,
+    /// RSV1 was set (permessage-deflate).
+    pub compressed: bool,
 }
 
 impl Frame {
@@ -115,8 +118,15 @@ impl Client {
     /// Connects with our origin and `cookie` (None: no cookie). Panics unless the server
     /// answers 101.
     pub fn open(srv: &Server, cookie: Option<&str>) -> Client {
+        Client::open_with(srv, cookie, "")
+    }
+
+    /// `open` with extra header lines (each ending in CRLF) in the handshake.
+    pub fn open_with(srv: &Server, cookie: Option<&str>, extra: &str) -> Client {
         let origin = format!("http://127.0.0.1:{}", srv.port);
-        let c = Client::raw(srv.port, &handshake(srv.port, cookie, Some(&origin)));
+        let mut h = handshake(srv.port, cookie, Some(&origin));
+        h.insert_str(h.len() - 2, extra);
+        let c = Client::raw(srv.port, &h);
         assert!(c.head.starts_with("HTTP/1.1 101 "), "{}", c.head);
         c
     }
@@ -267,5 +277,37 @@ fn parse(b: &[u8]) -> Option<(Frame, usize)> {
     };
     let payload = b.get(at..at + len)?.to_vec();
     assert_eq!(b[0] & 0x80, 0x80, "server frames are not fragmented");
-    Some((Frame { opcode: b[0] & 0x0f, payload }, at + len))
+    let compressed = b[0] & 0x40 != 0;
+    let payload = if compressed { inflate(&payload) } else { payload };
+    Some((Frame { opcode: b[0] & 0x0f, payload, compressed }, at + len))
+}
+
+/// Inflates a permessage-deflate payload, independently of the server's code.
+pub fn inflate(payload: &[u8]) -> Vec<u8> {
+    let mut input = payload.to_vec();
+    input.extend_from_slice(&[0, 0, 0xff, 0xff]);
+    let mut out = Vec::new();
+    let mut state = miniz_oxide::inflate::stream::InflateState::new(miniz_oxide::DataFormat::Raw);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut input: &[u8] = &input;
+    loop {
+        let r = miniz_oxide::inflate::stream::inflate(&mut state, input, &mut buf, miniz_oxide::MZFlush::Sync);
+        out.extend_from_slice(&buf[..r.bytes_written]);
+        input = &input[r.bytes_consumed..];
+        if input.is_empty() || r.bytes_written == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// A compressed, masked client frame: raw deflate of `text` without the sync-flush tail.
+pub fn deflated(text: &[u8]) -> Vec<u8> {
+    let mut body = miniz_oxide::deflate::compress_to_vec(text, 6);
+    if body.ends_with(&[0, 0, 0xff, 0xff]) {
+        body.truncate(body.len() - 4);
+    }
+    let mut f = masked(true, 1, &body);
+    f[0] |= 0x40;
+    f
 }
