@@ -58,6 +58,7 @@ fn a_client_that_stops_reading_is_dropped() {
 /// of 100 broadcasts on the room stream exactly once. Prints post→last-client latency p50/p99
 /// and the server's RSS per idle socket. Run with a release binary:
 /// `CAMPFIRE_BIN=$PWD/campfire-room cargo test --release --test cable_fanout -- --ignored --nocapture`
+/// (`CABLE_DEFLATE=1` makes the clients offer permessage-deflate).
 #[test]
 #[ignore]
 fn thousand_clients_hundred_broadcasts() {
@@ -86,8 +87,11 @@ fn thousand_clients_hundred_broadcasts() {
     let ready = Arc::new(Barrier::new(CLIENTS + 1));
     let done = Arc::new(Barrier::new(CLIENTS + 1));
     let mut readers = Vec::new();
+    let deflate = std::env::var("CABLE_DEFLATE").is_ok_and(|v| v == "1");
+    let offer = if deflate { "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n" } else { "" };
     for _ in 0..CLIENTS {
-        let mut c = Client::welcomed(&srv, &bea);
+        let mut c = Client::open_with(&srv, Some(&bea), offer);
+        assert_eq!(c.recv().as_deref(), Some(r#"{"type":"welcome"}"#));
         for i in &idents {
             assert_eq!(c.subscribe(i), "confirm_subscription");
         }
@@ -101,6 +105,7 @@ fn thousand_clients_hundred_broadcasts() {
                     let mut n = 0;
                     while n < MESSAGES {
                         let Some(f) = c.next(Duration::from_secs(30)) else { break };
+                        assert_eq!(f.compressed, deflate && f.text().contains("bmk"));
                         let t = f.text();
                         if let Some(at) = t.find("bmk") {
                             let seq: usize = t[at + 3..at + 3 + t[at + 3..].find('z').unwrap()].parse().unwrap();
@@ -140,7 +145,7 @@ fn thousand_clients_hundred_broadcasts() {
     last.sort();
     let pct = |p: usize| last[(last.len() * p / 100).min(last.len() - 1)].as_secs_f64() * 1000.0;
     println!(
-        "cable: {CLIENTS} clients x {MESSAGES} broadcasts, all delivered once; post->last client p50 {:.2} ms p99 {:.2} ms; \
+        "cable (deflate {deflate}): {CLIENTS} clients x {MESSAGES} broadcasts, all delivered once; post->last client p50 {:.2} ms p99 {:.2} ms; \
          RSS {before} KB before, {idle} KB with the clients idle: {:.2} KB per client",
         pct(50),
         pct(99),

@@ -288,12 +288,15 @@ pub fn inflate(payload: &[u8]) -> Vec<u8> {
     input.extend_from_slice(&[0, 0, 0xff, 0xff]);
     let mut out = Vec::new();
     let mut state = miniz_oxide::inflate::stream::InflateState::new(miniz_oxide::DataFormat::Raw);
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; payload.len() * 8 + 1024];
     let mut input: &[u8] = &input;
     loop {
         let r = miniz_oxide::inflate::stream::inflate(&mut state, input, &mut buf, miniz_oxide::MZFlush::Sync);
         out.extend_from_slice(&buf[..r.bytes_written]);
         input = &input[r.bytes_consumed..];
+        if r.bytes_written == buf.len() {
+            continue;
+        }
         if input.is_empty() || r.bytes_written == 0 {
             break;
         }
