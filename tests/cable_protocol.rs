@@ -75,6 +75,7 @@ fn subscriptions_echo_the_identifier_and_ignore_duplicates() {
 #[test]
 fn the_subscription_limit_rejects_beyond_it() {
     let srv = server();
+    // The limit is configurable; the default is tested here.
     let cookie = add_user(&srv, 2, "Bea");
     let mut c = Client::welcomed(&srv, &cookie);
     for i in 0..campfire::cable::MAX_SUBSCRIPTIONS {
@@ -198,4 +199,16 @@ fn permessage_deflate_compresses_broadcasts_once_for_all() {
             break;
         }
     }
+}
+
+#[test]
+fn websocket_limits_follow_the_environment() {
+    let srv = Server::start(&[("CAMPFIRE_WS_MAX_MESSAGE", "2048"), ("CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", "2")]);
+    let cookie = add_user(&srv, 2, "Bea");
+    let mut c = Client::welcomed(&srv, &cookie);
+    assert_eq!(c.subscribe(r#"{"channel":"HeartbeatChannel","n":1}"#), "confirm_subscription");
+    assert_eq!(c.subscribe(r#"{"channel":"HeartbeatChannel","n":2}"#), "confirm_subscription");
+    assert_eq!(c.subscribe(r#"{"channel":"HeartbeatChannel","n":3}"#), "reject_subscription");
+    c.send_frame(true, 1, &[b' '; 2049]);
+    assert_eq!(c.next(Duration::from_secs(5)).unwrap().payload, 1009u16.to_be_bytes());
 }

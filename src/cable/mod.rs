@@ -33,6 +33,7 @@ use protocol::Verb;
 use std::sync::Arc;
 
 /// Most subscriptions one socket may hold (a Campfire page holds 7); more are rejected.
+/// Env: CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS.
 pub const MAX_SUBSCRIPTIONS: usize = 32;
 
 /// Sends `message_json` (the JSON value of the frame's `"message"`) to every subscriber of
@@ -152,8 +153,9 @@ pub fn received(cx: &mut Ctx, ws: &mut Ws<Ctx>, text: &[u8]) {
             if conn.subs.iter().any(|s| *s.ident == *cmd.ident) {
                 return;
             }
-            let outcome = if conn.subs.len() >= MAX_SUBSCRIPTIONS {
-                eprintln!("cable: user {} reached {MAX_SUBSCRIPTIONS} subscriptions", user.id);
+            let limit = cx.config.ws.max_subscriptions;
+            let outcome = if conn.subs.len() >= limit {
+                eprintln!("cable: user {} reached {limit} subscriptions", user.id);
                 Outcome::Reject
             } else {
                 subscribe(cx, user, cmd.ident)

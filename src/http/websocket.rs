@@ -32,6 +32,7 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 
 /// Largest text message (after reassembling fragments) a client may send; beyond it the
 /// socket is closed with 1009. Action Cable commands are a few hundred bytes.
+/// Env: CAMPFIRE_WS_MAX_MESSAGE.
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";

@@ -61,6 +61,7 @@ pub(super) struct Setup<H> {
     idle_timeout_ms: u64,
     drain_timeout_ms: u64,
     max_connections: usize,
+    ws: crate::config::WsLimits,
 }
 
 impl<H: Handler> Setup<H> {
@@ -79,6 +80,7 @@ impl<H: Handler> Setup<H> {
             idle_timeout_ms: cfg.idle_timeout_ms,
             drain_timeout_ms: cfg.drain_timeout_ms,
             max_connections: cfg.max_connections,
+            ws: cfg.ws,
         })
     }
 
@@ -105,6 +107,7 @@ impl<H: Handler> Setup<H> {
             idle_timeout_ms: self.idle_timeout_ms,
             drain_timeout_ms: self.drain_timeout_ms,
             max_connections: self.max_connections,
+            ws: self.ws,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -147,6 +150,7 @@ struct Loop<H: Handler> {
     idle_timeout_ms: u64,
     drain_timeout_ms: u64,
     max_connections: usize,
+    ws: crate::config::WsLimits,
     slots: Vec<Slot<H::Socket>>,
     free: Vec<u32>,
     live: usize,
@@ -622,10 +626,11 @@ impl<H: Handler> Loop<H> {
     /// the handler. `NeedMore` when no complete frame is buffered (or the socket is closing).
     fn next_frame(&mut self, idx: usize) -> Next {
         let now = self.now;
+        let max = self.ws.max_message;
         let Loop { slots, ws_msg, log, .. } = self;
         let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
         let Some(mut fr) = c.ws.take() else { return Next::NeedMore };
-        let step = read_frame(c, &mut fr, ws_msg);
+        let step = read_frame(c, &mut fr, ws_msg, max);
         c.ws = Some(fr);
         let message = match step {
             Step::NeedMore => return Next::NeedMore,
@@ -687,7 +692,7 @@ impl<H: Handler> Loop<H> {
         if f.closing || c.close_after {
             return;
         }
-        if c.out.len() - c.out_pos + frame.len() > ws::OUT_MAX {
+        if c.out.len() - c.out_pos + frame.len() > self.ws.out_max {
             self.log.refused(0, "websocket consumer too slow, dropped");
             self.close(idx);
             return;
@@ -796,14 +801,14 @@ impl<H: Handler> Loop<H> {
     }
 
     fn update_deadline(&mut self, idx: usize) {
-        let (now, req, idle) = (self.now, self.request_timeout_ms, self.idle_timeout_ms);
+        let (now, req, idle, stall) = (self.now, self.request_timeout_ms, self.idle_timeout_ms, self.ws.write_stall_ms);
         let Some(c) = self.conn_mut(idx) else { return };
         c.deadline = if c.lingering {
             c.deadline
         } else if c.ws.is_some() {
             // Sockets idle forever (the heartbeat finds dead peers); stalled output does not.
             if c.pending_out() {
-                c.out_since + ws::WRITE_STALL_MS
+                c.out_since + stall
             } else {
                 u64::MAX
             }
@@ -993,13 +998,14 @@ enum Step {
     Close(u16, Option<&'static str>),
 }
 
-/// Consumes the frame at the front of `c`'s buffer; a finished message is left in `msg`.
-fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
+/// Consumes the frame at the front of `c`'s buffer; a finished message (at most `max` bytes)
+/// is left in `msg`.
+fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>, max: usize) -> Step {
     if fr.closing {
         c.start = c.end;
         return Step::NeedMore;
     }
-    let room = frames::MAX_MESSAGE.saturating_sub(fr.partial.len());
+    let room = max.saturating_sub(fr.partial.len());
     let frame = match frames::parse(&mut c.buf[c.start..c.end], room, fr.deflate) {
         Ok(None) => return Step::NeedMore,
         Ok(Some(f)) => f,
@@ -1010,7 +1016,7 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
     match frame.opcode {
         frames::OP_TEXT | frames::OP_BINARY if !fr.in_message => {
             if frame.fin {
-                return finish_message(&c.buf[payload], frame.compressed, msg);
+                return finish_message(&c.buf[payload], frame.compressed, msg, max);
             }
             fr.in_message = true;
             fr.compressed = frame.compressed;
@@ -1026,7 +1032,7 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
             fr.in_message = false;
             // Fragmented messages are rare: give the reassembly buffer back.
             let whole = std::mem::take(&mut fr.partial);
-            finish_message(&whole, fr.compressed, msg)
+            finish_message(&whole, fr.compressed, msg, max)
         }
         frames::OP_PING => Step::Pong(payload),
         frames::OP_PONG => Step::Nothing,
@@ -1042,13 +1048,13 @@ fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>) -> Step {
 }
 
 /// Puts a complete message into `msg`, inflating it if it was compressed.
-fn finish_message(data: &[u8], compressed: bool, msg: &mut Vec<u8>) -> Step {
+fn finish_message(data: &[u8], compressed: bool, msg: &mut Vec<u8>, max: usize) -> Step {
     msg.clear();
     if !compressed {
         msg.extend_from_slice(data);
         return Step::Message;
     }
-    match frames::inflate(data, frames::MAX_MESSAGE) {
+    match frames::inflate(data, max) {
         Ok(text) => {
             msg.extend_from_slice(&text);
             Step::Message

@@ -14,8 +14,10 @@ use crate::sys::eventfd::EventFd;
 use std::sync::{Arc, Mutex};
 
 /// Unsent bytes a socket may accumulate before it is dropped as a slow consumer.
+/// Env: CAMPFIRE_WS_OUT_MAX.
 pub const OUT_MAX: usize = 1024 * 1024;
 /// How long queued output may make no progress before the socket is dropped.
+/// Env: CAMPFIRE_WS_WRITE_STALL_MS.
 pub const WRITE_STALL_MS: u64 = 15_000;
 /// Interval of the handler's heartbeat frame (Action Cable pings every 3 s).
 pub const PING_MS: u64 = 3_000;
