@@ -176,3 +176,76 @@ pub fn close_all(sockets: Vec<Address>, frame: &[u8]) {
 pub fn counts() -> (usize, usize) {
     with(|t| (t.streams.values().map(Vec::len).sum(), t.users.values().map(Vec::len).sum())).unwrap_or((0, 0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Mailbox;
+    use crate::sys::eventfd::EventFd;
+
+    fn mailbox() -> Arc<Mailbox> {
+        Arc::new(Mailbox::new(Arc::new(EventFd::new().unwrap())))
+    }
+
+    fn taken(m: &Mailbox) -> Vec<Mail> {
+        let mut v = Vec::new();
+        m.take(&mut v);
+        v
+    }
+
+    #[test]
+    fn one_frame_shared_by_every_subscriber_on_every_loop() {
+        let (a, b) = (mailbox(), mailbox());
+        let addrs = [
+            Address { mailbox: a.clone(), token: 1, deflate: false },
+            Address { mailbox: a.clone(), token: 2, deflate: false },
+            Address { mailbox: b.clone(), token: 1, deflate: false },
+            Address { mailbox: b.clone(), token: 2, deflate: true },
+        ];
+        for (i, addr) in addrs.iter().enumerate() {
+            // Each socket has its own copy of the identifier, as parsed from its command.
+            let ident: Arc<[u8]> = Arc::from(&br#"{\"channel\":\"UnreadRoomsChannel\"}"#[..]);
+            subscribe(b"hub_test_shared", addr, &ident, 100 + i as i64, 0);
+        }
+        assert_eq!(broadcast(b"hub_test_shared", br#"{"roomId":1}"#), 4);
+        let (ma, mb) = (taken(&a), taken(&b));
+        assert_eq!((ma.len(), mb.len()), (2, 2));
+        assert!(Arc::ptr_eq(&ma[0].frame, &ma[1].frame) && Arc::ptr_eq(&ma[0].frame, &mb[0].frame));
+        assert_eq!(&ma[0].frame[2..], br#"{"identifier":"{\"channel\":\"UnreadRoomsChannel\"}","message":{"roomId":1}}"#);
+        assert_eq!(ma[0].frame[0], 0x81);
+        assert_eq!(mb[1].frame[0], 0xC1, "compressed for the deflate socket");
+        assert!(!ma.iter().chain(&mb).any(|m| m.then_close));
+
+        unsubscribe(b"hub_test_shared", &addrs[0], br#"{\"channel\":\"UnreadRoomsChannel\"}"#);
+        assert_eq!(broadcast(b"hub_test_shared", b"1"), 3);
+        assert_eq!(taken(&a).iter().map(|m| m.token).collect::<Vec<_>>(), [2]);
+        remove_socket(101, &addrs[1], &[Arc::from(&b"hub_test_shared"[..])]);
+        assert_eq!(broadcast(b"hub_test_shared", b"1"), 2);
+        assert!(taken(&a).is_empty());
+    }
+
+    #[test]
+    fn revocation_removes_only_what_it_names() {
+        let m = mailbox();
+        let user = 7_001;
+        let s1 = Address { mailbox: m.clone(), token: 11, deflate: false };
+        let s2 = Address { mailbox: m.clone(), token: 12, deflate: false };
+        add_user(user, &s1);
+        add_user(user, &s2);
+        let ident: Arc<[u8]> = Arc::from(&b"i"[..]);
+        subscribe(b"hub_test_room_5", &s1, &ident, user, 5);
+        subscribe(b"hub_test_room_6", &s1, &ident, user, 6);
+        subscribe(b"hub_test_room_5", &s2, &ident, user + 1, 5);
+        let sockets = drop_room(user, 5);
+        assert_eq!(sockets.iter().map(|a| a.token).collect::<Vec<_>>(), [11, 12]);
+        assert_eq!(broadcast(b"hub_test_room_5", b"1"), 1, "the other user's subscription stays");
+        assert_eq!(broadcast(b"hub_test_room_6", b"1"), 1);
+        taken(&m);
+        close_all(sockets, b"bye");
+        let mails = taken(&m);
+        assert_eq!(mails.len(), 2);
+        assert!(mails.iter().all(|m| m.then_close && &*m.frame == b"bye"));
+        assert_eq!(drop_user(user).len(), 2);
+        assert_eq!(broadcast(b"hub_test_room_6", b"1"), 0);
+    }
+}

@@ -52,7 +52,8 @@ pub struct Mailbox {
 }
 
 impl Mailbox {
-    pub(super) fn new(bell: Arc<EventFd>) -> Mailbox {
+    /// A mailbox whose posts ring `bell` (each loop makes one around its own doorbell).
+    pub fn new(bell: Arc<EventFd>) -> Mailbox {
         Mailbox { items: Mutex::new(Vec::new()), bell }
     }
 
@@ -68,7 +69,7 @@ impl Mailbox {
     }
 
     /// Swaps the queued mails into `into` (which the loop keeps empty between calls).
-    pub(super) fn take(&self, into: &mut Vec<Mail>) {
+    pub fn take(&self, into: &mut Vec<Mail>) {
         if let Ok(mut items) = self.items.lock() {
             std::mem::swap(&mut *items, into);
         }
