@@ -587,6 +587,10 @@ impl<H: Handler> Loop<H> {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
         c.ws = Some(Box::new(SocketState { deflate, ..SocketState::default() }));
+        // Action Cable clients send nothing unprompted, so a peer that vanished without a FIN
+        // would otherwise hold its slot until our pings fill its send buffer; the kernel's
+        // probes find it within about 90 s. Best effort: a socket without them still works.
+        let _ = net::set_keepalive(&c.fd, 60, 10, 3);
         slot.socket = Some(Box::new(state));
         self.sockets += 1;
         if self.next_ping == u64::MAX {
