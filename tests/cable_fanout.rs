@@ -76,6 +76,13 @@ fn thousand_clients_hundred_broadcasts() {
         line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()
     };
     let before = rss();
+    // User + system CPU of the server in clock ticks (100 per second on Linux).
+    let cpu_ticks = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", srv.pid())).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = after_name.split_whitespace().collect();
+        (f[11].parse::<u64>().unwrap(), f[12].parse::<u64>().unwrap())
+    };
     let room = room_stream(Kind::Open, 10);
     let ident = format!(r#"{{"channel":"RoomMessagesChannel","signed_stream_name":"{}"}}"#, signed(room.as_bytes()));
     let idents = [
@@ -124,6 +131,7 @@ fn thousand_clients_hundred_broadcasts() {
     std::thread::sleep(Duration::from_millis(500));
     let idle = rss();
     ready.wait();
+    let cpu_before = cpu_ticks();
     let mut sent = Vec::new();
     for i in 0..MESSAGES {
         let html = format!(r#""<turbo-stream action=\"append\" target=\"messages_rooms_open_10\"><template><div id=\"message_{i}\">fanout bmk{i}z</div></template></turbo-stream>""#);
@@ -132,6 +140,9 @@ fn thousand_clients_hundred_broadcasts() {
         std::thread::sleep(Duration::from_millis(20));
     }
     done.wait();
+    let cpu_after = cpu_ticks();
+    let (user, sys) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
+    let cpu = user + sys;
     let got: Vec<Vec<Option<Instant>>> = readers.into_iter().map(|h| h.join().unwrap()).collect();
     let mut last = Vec::new();
     for (i, at) in sent.iter().enumerate() {
@@ -146,9 +157,14 @@ fn thousand_clients_hundred_broadcasts() {
     let pct = |p: usize| last[(last.len() * p / 100).min(last.len() - 1)].as_secs_f64() * 1000.0;
     println!(
         "cable (deflate {deflate}): {CLIENTS} clients x {MESSAGES} broadcasts, all delivered once; post->last client p50 {:.2} ms p99 {:.2} ms; \
-         RSS {before} KB before, {idle} KB with the clients idle: {:.2} KB per client",
+         RSS {before} KB before, {idle} KB with the clients idle: {:.2} KB per client; server CPU {} ms ({} user, {} kernel) \
+         for the 100 broadcasts (incl. their HTTP posts): {:.2} µs per delivery",
         pct(50),
         pct(99),
-        (idle.saturating_sub(before)) as f64 / CLIENTS as f64
+        (idle.saturating_sub(before)) as f64 / CLIENTS as f64,
+        cpu * 10,
+        user * 10,
+        sys * 10,
+        (cpu * 10_000) as f64 / (CLIENTS * MESSAGES) as f64
     );
 }
