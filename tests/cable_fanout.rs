@@ -27,6 +27,29 @@ fn every_client_gets_every_broadcast_once_in_order() {
 }
 
 #[test]
+fn bursts_are_delivered_whole_and_in_order() {
+    // 300 broadcasts in one request pile up in the loops' mailboxes and go out several frames
+    // per write; every socket still sees each exactly once, in order.
+    let srv = server();
+    let bea = add_user(&srv, 2, "Bea");
+    let unread = r#"{"channel":"UnreadRoomsChannel"}"#;
+    let mut clients: Vec<Client> = (0..50).map(|_| Client::welcomed(&srv, &bea)).collect();
+    for c in &mut clients {
+        assert_eq!(c.subscribe(unread), "confirm_subscription");
+    }
+    let mut r = Request::get("/__cable/broadcast?stream=user_2_unreads&count=300");
+    r.method = "POST";
+    r.body = br#"{"roomId":{i}}"#.to_vec();
+    assert_eq!(srv.send(&r).status, 200);
+    for c in &mut clients {
+        for i in 0..300 {
+            assert_eq!(c.recv().unwrap(), data(unread, &format!(r#"{{"roomId":{i}}}"#)));
+        }
+        assert!(c.quiet_for(Duration::from_millis(5)));
+    }
+}
+
+#[test]
 fn a_client_that_stops_reading_is_dropped() {
     let srv = server();
     let bea = add_user(&srv, 2, "Bea");

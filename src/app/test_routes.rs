@@ -1,8 +1,8 @@
 //! Routes only the integration tests use, enabled by `CAMPFIRE_TEST_ROUTES=1`
 //! (`Config::test_routes`): `POST /__echo` answers the body's length and first bytes (framing
 //! tests), `GET /__park?ms=N` parks the connection and resumes it from another thread after N ms
-//! (park/resume and drain tests), `POST /__cable/broadcast?stream=S` broadcasts the body as the
-//! message JSON on stream S, `POST /__cable/remove_membership?user_id=U&room_id=R` deletes that
+//! (park/resume and drain tests), `POST /__cable/broadcast?stream=S[&count=N]` broadcasts the
+//! body as the message JSON on stream S (N times, `{i}` in the body replaced by 0..N-1), `POST /__cable/remove_membership?user_id=U&room_id=R` deletes that
 //! membership through the writer and then calls `cable::membership_removed` (cable tests, until
 //! the rooms controllers do it). Outside the application chain, like `/up`.
 
@@ -20,7 +20,15 @@ pub fn handle(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<C
         (Method::Get, b"/__park") => Some(park(req, res, call)),
         (Method::Post, b"/__cable/broadcast") => {
             let stream = query_value(req.query, "stream").unwrap_or_default();
-            crate::cable::broadcast(&stream, req.body);
+            match query_value(req.query, "count").and_then(|n| n.parse::<usize>().ok()) {
+                None => crate::cable::broadcast(&stream, req.body),
+                Some(n) => {
+                    let body = String::from_utf8_lossy(req.body);
+                    for i in 0..n.min(10_000) {
+                        crate::cable::broadcast(&stream, body.replace("{i}", &i.to_string()).as_bytes());
+                    }
+                }
+            }
             Some(Flow::Done)
         }
         (Method::Post, b"/__cable/remove_membership") => Some(remove_membership(cx, req, res, call)),

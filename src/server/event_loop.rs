@@ -679,31 +679,44 @@ impl<H: Handler> Loop<H> {
         }
         let mut frame = Vec::with_capacity(self.ws_msg.len() + 2);
         frames::write_frame(frames::OP_TEXT, &self.ws_msg, &mut frame);
+        let ping = [Mail { token: 0, frame: frame.into(), then_close: false }];
         for i in 0..self.slots.len() {
             let now = self.now;
             let Some(c) = self.conn_mut(i) else { continue };
             if c.ws.as_ref().is_none_or(|f| f.closing) || c.close_after {
                 continue;
             }
-            self.deliver(i, &frame, false, now);
+            self.deliver(i, &ping, now);
         }
     }
 
-    /// Queues one frame on socket `idx`, dropping the socket if it is a slow consumer.
-    fn deliver(&mut self, idx: usize, frame: &[u8], then_close: bool, now: u64) {
+    /// Queues the frames of `mails` (all for socket `idx`, in order) with as few writes as
+    /// possible, dropping the socket if it is a slow consumer. A mail with `then_close` ends
+    /// the socket after its frame; nothing after it is sent.
+    fn deliver(&mut self, idx: usize, mails: &[Mail], now: u64) {
+        let out_max = self.ws.out_max;
         let Some(c) = self.conn_mut(idx) else { return };
         let Some(f) = c.ws.as_deref() else { return };
         if f.closing || c.close_after {
             return;
         }
-        if c.out.len() - c.out_pos + frame.len() > self.ws.out_max {
+        let last = mails.iter().position(|m| m.then_close).map_or(mails.len(), |i| i + 1);
+        let mails = &mails[..last];
+        let bytes: usize = mails.iter().map(|m| m.frame.len()).sum();
+        if c.out.len() - c.out_pos + bytes > out_max {
             self.log.refused(0, "websocket consumer too slow, dropped");
             self.close(idx);
             return;
         }
         let Some(c) = self.conn_mut(idx) else { return };
-        queue_out(c, frame, b"", now);
-        if then_close {
+        let mut parts: [&[u8]; 8] = [b""; 8];
+        for chunk in mails.chunks(parts.len()) {
+            for (p, m) in parts.iter_mut().zip(chunk) {
+                *p = &m.frame;
+            }
+            queue_out_parts(c, &parts[..chunk.len()], now);
+        }
+        if mails.last().is_some_and(|m| m.then_close) {
             // The frame itself is the goodbye (Action Cable's disconnect); end with a close.
             ws_close(c, frames::CLOSE_NORMAL, now);
         }
@@ -747,14 +760,22 @@ impl<H: Handler> Loop<H> {
         self.queue.bell.drain();
         self.mailbox.take(&mut self.mail);
         let mut mail = std::mem::take(&mut self.mail);
-        for m in mail.drain(..) {
-            let idx = (m.token & 0xffff_ffff) as usize;
-            let gen = (m.token >> 32) as u32;
+        // Broadcasts that piled up while the loop was busy go out together: one writev per
+        // socket for all its frames (a stable sort keeps each socket's frames in order).
+        mail.sort_by_key(|m| m.token);
+        let mut rest = &mail[..];
+        while let Some(first) = rest.first() {
+            let n = rest.iter().take_while(|m| m.token == first.token).count();
+            let (group, tail) = rest.split_at(n);
+            rest = tail;
+            let idx = (first.token & 0xffff_ffff) as usize;
+            let gen = (first.token >> 32) as u32;
             if self.slots.get(idx).is_some_and(|s| s.gen == gen) {
                 let now = self.now;
-                self.deliver(idx, &m.frame, m.then_close, now);
+                self.deliver(idx, group, now);
             }
         }
+        mail.clear();
         self.mail = mail;
         let mut done = std::mem::take(&mut self.done);
         if let Ok(mut items) = self.queue.items.lock() {
@@ -1080,6 +1101,38 @@ fn ws_close(c: &mut Conn, code: u16, now: u64) {
     frame[2..].copy_from_slice(&code.to_be_bytes());
     queue_out(c, &frame, b"", now);
     c.close_after = true;
+}
+
+/// `queue_out` for up to 8 slices (what one `net::writev` takes).
+fn queue_out_parts(c: &mut Conn, parts: &[&[u8]], now: u64) {
+    if c.pending_out() || !c.writable {
+        if !c.pending_out() {
+            c.out_since = now;
+        }
+        parts.iter().for_each(|p| c.out.extend_from_slice(p));
+        return;
+    }
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut n = match net::writev(&c.fd, parts) {
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
+        Err(_) => {
+            c.dead = true;
+            return;
+        }
+    };
+    if n < total {
+        c.writable = false;
+        c.out_since = now;
+        for p in parts {
+            if n >= p.len() {
+                n -= p.len();
+                continue;
+            }
+            c.out.extend_from_slice(&p[n..]);
+            n = 0;
+        }
+    }
 }
 
 /// Reads and throws away what a lingering connection still sends, until the socket is empty
