@@ -108,6 +108,11 @@ pub fn recognize(method: Method, path: &[u8]) -> Option<Route<'_>> {
         n += 1;
     }
     let mut format = Format::None;
+    // Active Storage URLs end in the blob's file name, dots and all: no format suffix there.
+    if n > 0 && segs[0] == b"rails" {
+        let (action, access, params, name) = table(method, &segs[..n])?;
+        return Some(Route { action, access, params, format, name });
+    }
     if n > 0 {
         let (last, suffix) = split_format(segs[n - 1])?;
         segs[n - 1] = last;
@@ -210,12 +215,17 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         [b"qr_code", id] if get => (UNBUILT, ANYONE, Params { id, ..p }, "qr_code#show"), // qr_code::show
 
+        // Active Storage files: capability URLs, no session needed (PWA: anyone, GET only).
+        [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
+            (active_storage_blobs::show, PWA, Params { id, ..p }, "active_storage/blobs#show")
+        }
+
         // users
         [b"users", user_id, b"avatar"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#show") // users::avatars::show
+            (avatars::show, SIGNED_IN, Params { user_id, ..p }, "users/avatars#show")
         }
         [b"users", user_id, b"avatar"] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#destroy") // users::avatars::destroy
+            (avatars::destroy, SIGNED_IN, Params { user_id, ..p }, "users/avatars#destroy")
         }
         [b"users", user_id, b"ban"] if m == Post => (bans::create, SIGNED_IN, Params { user_id, ..p }, "users/bans#create"),
         [b"users", user_id, b"ban"] if m == Delete => {

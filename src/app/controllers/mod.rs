@@ -3,7 +3,9 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod active_storage_blobs;
 pub mod autocompletable_users;
+pub mod avatars;
 pub mod bans;
 pub mod boosts;
 pub mod first_runs;

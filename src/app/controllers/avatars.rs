@@ -1,0 +1,175 @@
+//! Users::AvatarsController (spec/02 §4.13): a user's avatar image by avatar token, and
+//! removing your own avatar.
+//!
+//! The picture served for an uploaded avatar is Rails' `square` WebP variant when the database
+//! holds one (a database that came from Rails); otherwise the original upload when it is an
+//! image browsers show. There is no in-process image resizing yet, so our own uploads are
+//! served as uploaded. Users without one get an SVG of their initials; bots the stock bot.
+
+use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
+use crate::crypto::{signed_id, time};
+use crate::db;
+use crate::http::Response;
+
+/// Rails' `variation_digest` of the avatar `square` variant (spec/01 §12.4).
+const SQUARE_DIGEST: &str = "6gwfjNKv9eUy9jNUtEZvQFLU0hQ=";
+
+/// The background colours of generated avatars, picked by CRC-32 of the decimal user id.
+const COLORS: [&str; 18] = [
+    "#AF2E1B", "#CC6324", "#3B4B59", "#BFA07A", "#ED8008", "#ED3F1C", "#BF1B1B", "#736B1E", "#D07B53", "#736356",
+    "#AD1D1D", "#BF7C2A", "#C09C6F", "#698F9C", "#7C956B", "#5D618F", "#3B3633", "#67695E",
+];
+
+/// `GET /users/:avatar_token/avatar`: 404 for a bad token or an unknown user (any status);
+/// 304 when the client's ETag (which changes with the user's `updated_at`) is current.
+pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let token = rq.route.params.user_id;
+    let id = signed_id::verify(&cx.keys, token, signed_id::AVATAR, time::now_ms(), &mut cx.scratch)
+        .ok_or(AppError::NotFound)?;
+    let user = db::users::find(&cx.db, id)?.ok_or(AppError::NotFound)?;
+    let etag = format!("W/\"avatar-{}-{}\"", user.id, user.updated_at);
+    res.header("ETag", etag.as_bytes());
+    rq.cache_control(res, b"max-age=1800, public, stale-while-revalidate=604800");
+    if fresh(rq, &etag) {
+        res.status(304);
+        return Ok(Flow::Done);
+    }
+    res.header("Content-Disposition", b"inline");
+    if let Some((content_type, bytes)) = uploaded(cx, user.id)? {
+        res.header("Content-Type", content_type.as_bytes());
+        *res.body() = bytes;
+        return Ok(Flow::Done);
+    }
+    res.header("Content-Type", b"image/svg+xml");
+    if user.is_bot() {
+        let bot = crate::assets::by_name("default-bot.svg").ok_or(AppError::Internal("stock bot avatar missing"))?;
+        res.set_static_body(bot.body);
+    } else {
+        initials_svg(user.id, &user.name, res.body());
+    }
+    Ok(Flow::Done)
+}
+
+/// `DELETE /users/:x/avatar`: removes the signed-in user's avatar whatever `:x` says, then
+/// 302 `/users/me/profile`. The files go after COMMIT.
+pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let user_id = rq.user().ok_or(AppError::Head(401))?.id;
+    let now = db::time::now_us();
+    cx.write(
+        rq,
+        move |c| {
+            let keys = db::blobs::detach(c, "User", user_id, "avatar")?;
+            // The avatar URL and ETag carry `updated_at`: touch it so caches let go.
+            db::users::update(c, user_id, &db::users::Changes::default(), now)?;
+            Ok(keys)
+        },
+        move |cx, res, keys| {
+            storage::delete(&cx.config.storage_path, &keys?);
+            respond::redirect(res, "/users/me/profile");
+            Ok(())
+        },
+    )
+}
+
+/// The bytes and content type to serve for user `user_id`'s uploaded avatar, if there is one
+/// a browser can show. A file missing from disk is logged and treated as no avatar.
+fn uploaded(cx: &Ctx, user_id: i64) -> Result<Option<(String, Vec<u8>)>, AppError> {
+    let Some(blob) = db::blobs::attached(&cx.db, "User", user_id, "avatar")? else { return Ok(None) };
+    let pick = match db::blobs::variant(&cx.db, blob.id, SQUARE_DIGEST)? {
+        Some(v) => Some((v, "image/webp")),
+        None => match blob.content_type.as_deref() {
+            Some("image/png") => Some((blob, "image/png")),
+            Some("image/jpeg") => Some((blob, "image/jpeg")),
+            Some("image/gif") => Some((blob, "image/gif")),
+            Some("image/webp") => Some((blob, "image/webp")),
+            _ => None,
+        },
+    };
+    let Some((b, content_type)) = pick else { return Ok(None) };
+    match storage::read(&cx.config.storage_path, &b.key) {
+        Ok(bytes) => Ok(Some((content_type.to_string(), bytes))),
+        Err(e) => {
+            eprintln!("avatar: blob {} of user {user_id} unreadable: {e}", b.key);
+            Ok(None)
+        }
+    }
+}
+
+/// Whether `If-None-Match` names `etag` (or `*`).
+pub(crate) fn fresh(rq: &Req<'_, '_>, etag: &str) -> bool {
+    rq.header(b"if-none-match")
+        .is_some_and(|v| v.split(|&b| b == b',').any(|t| t.trim_ascii() == etag.as_bytes() || t.trim_ascii() == b"*"))
+}
+
+/// Appends the generated avatar of a user without a picture: a rounded square in the user's
+/// colour with their initials in white, squeezed when there are three or more.
+pub fn initials_svg(user_id: i64, name: &str, out: &mut Vec<u8>) {
+    let color = COLORS.get((crc32(user_id.to_string().as_bytes()) % 18) as usize).copied().unwrap_or(COLORS[0]);
+    let initials = initials(name);
+    let squeeze = if initials.chars().count() >= 3 { r#" textLength="85%" lengthAdjust="spacingAndGlyphs""# } else { "" };
+    out.extend_from_slice(
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 512 512\" class=\"avatar\" aria-hidden=\"true\">\
+<rect width=\"100%\" height=\"100%\" rx=\"50\" fill=\"{color}\"/>\
+<text x=\"50%\" y=\"50%\" dy=\"0.35em\" text-anchor=\"middle\" fill=\"#FFFFFF\" font-size=\"230\" font-weight=\"800\" letter-spacing=\"-5\" \
+font-family=\"-apple-system, BlinkMacSystemFont, Segoe UI, Roboto, Helvetica, Arial, sans-serif\"{squeeze}>{initials}</text></svg>"
+        )
+        .as_bytes(),
+    );
+}
+
+/// spec/01 §4.2: the first character of every word, where a word starts with an ASCII
+/// letter, digit or underscore after a character that is not a (Unicode) word character.
+/// Case is kept: "jean-luc o'neil" → "jlon". Only ASCII comes out, so no escaping is needed.
+pub fn initials(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_word = false;
+    for ch in name.chars() {
+        let word = ch.is_alphanumeric() || ch == '_';
+        if word && !prev_word && (ch.is_ascii_alphanumeric() || ch == '_') {
+            out.push(ch);
+        }
+        prev_word = word;
+    }
+    out
+}
+
+/// CRC-32 (IEEE, as zlib and Ruby's `Zlib.crc32`).
+fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+        }
+    }
+    !c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initials_like_rails() {
+        assert_eq!(initials("Bender Bot"), "BB");
+        assert_eq!(initials("jean-luc o'neil"), "jlon");
+        assert_eq!(initials("Émile Zola"), "Z");
+        assert_eq!(initials("李 小龍"), "");
+        assert_eq!(initials("  David  H Hansson "), "DHH");
+    }
+
+    #[test]
+    fn crc_and_colour() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let mut svg = Vec::new();
+        initials_svg(1, "Ann Lee", &mut svg);
+        let svg = String::from_utf8(svg).unwrap();
+        let expect = COLORS[(crc32(b"1") % 18) as usize];
+        assert!(svg.contains(&format!("fill=\"{expect}\"")), "{svg}");
+        assert!(svg.contains(">AL</text>") && !svg.contains("textLength"));
+        let mut three = Vec::new();
+        initials_svg(2, "A B C", &mut three);
+        assert!(String::from_utf8(three).unwrap().contains("textLength=\"85%\""));
+    }
+}
