@@ -235,10 +235,10 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (sidebars::show, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show")
         }
         [b"users", user_id, b"profile"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show") // users::profiles::show
+            (profiles::show, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show")
         }
         [b"users", user_id, b"profile"] if update => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update") // users::profiles::update
+            (profiles::update, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update")
         }
         [b"users", user_id, b"push_subscriptions", push_subscription_id, b"test_notifications"] if m == Post => (
             UNBUILT, // users::push_subscriptions::test_notifications::create
@@ -258,7 +258,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             Params { user_id, id, ..p },
             "users/push_subscriptions#destroy",
         ),
-        [b"users", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "users#show"), // users::show
+        [b"users", id] if get => (users_show::show, SIGNED_IN, Params { id, ..p }, "users#show"),
 
         [b"autocompletable", b"users"] if get => {
             (autocompletable_users::index, SIGNED_IN, p, "autocompletable/users#index")
