@@ -175,12 +175,12 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         }
 
         // account
-        [b"account", b"users"] if get => (UNBUILT, SIGNED_IN, p, "accounts/users#index"), // accounts::users::index
+        [b"account", b"users"] if get => (account_users::index, SIGNED_IN, p, "accounts/users#index"),
         [b"account", b"users", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#update") // accounts::users::update
+            (account_users::update, SIGNED_IN, Params { id, ..p }, "accounts/users#update")
         }
         [b"account", b"users", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy") // accounts::users::destroy
+            (account_users::destroy, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy")
         }
         [b"account", b"bots", id, b"key"] if update => {
             (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots/keys#update") // accounts::bots::keys::update
@@ -199,15 +199,15 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         }
         [b"account", b"join_code"] if m == Post => (join_codes::create, SIGNED_IN, p, "accounts/join_codes#create"),
         [b"account", b"logo"] if get => (logos::show, ANYONE, p, "accounts/logos#show"),
-        [b"account", b"logo"] if m == Delete => (UNBUILT, SIGNED_IN, p, "accounts/logos#destroy"), // accounts::logos::destroy
+        [b"account", b"logo"] if m == Delete => (logos::destroy, SIGNED_IN, p, "accounts/logos#destroy"),
         [b"account", b"custom_styles", b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#edit") // accounts::custom_styles::edit
+            (custom_styles::edit, SIGNED_IN, p, "accounts/custom_styles#edit")
         }
         [b"account", b"custom_styles"] if update => {
-            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#update") // accounts::custom_styles::update
+            (custom_styles::update, SIGNED_IN, p, "accounts/custom_styles#update")
         }
-        [b"account", b"edit"] if get => (UNBUILT, SIGNED_IN, p, "accounts#edit"), // accounts::edit
-        [b"account"] if update => (UNBUILT, SIGNED_IN, p, "accounts#update"), // accounts::update
+        [b"account", b"edit"] if get => (accounts::edit, SIGNED_IN, p, "accounts#edit"),
+        [b"account"] if update => (accounts::update, SIGNED_IN, p, "accounts#update"),
 
         // join links
         [b"join", join_code] if get => (users::new, SIGNED_OUT, Params { join_code, ..p }, "users#new"),

@@ -3,11 +3,14 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod account_users;
+pub mod accounts;
 pub mod active_storage_blobs;
 pub mod autocompletable_users;
 pub mod avatars;
 pub mod bans;
 pub mod boosts;
+pub mod custom_styles;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
