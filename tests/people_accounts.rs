@@ -126,3 +126,34 @@ fn logo_delete() {
     assert!(!dir.join(key).exists());
     assert!(!s.srv.send(&Request::get("/account/logo")).body.ends_with("logo"), "back to the stock icon");
 }
+
+#[test]
+fn logo_upload_through_the_settings_form() {
+    let s = start();
+    let boundary = "----campfireLogoBoundary";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\npatch\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"account[logo]\"; filename=\"logo.png\"\r\nContent-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10uploaded-logo";
+    body.extend_from_slice(png);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let req = Request {
+        method: "POST",
+        path: "/account".into(),
+        headers: vec![
+            ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
+            ("Sec-Fetch-Site".into(), "same-origin".into()),
+        ],
+        body,
+    };
+    let r = s.srv.send(&req.cookies(&s.jar(DAVID)));
+    assert_eq!((r.status, r.location()), (302, Some("/account/edit")), "{r:?}");
+    assert_eq!(
+        s.query_text("SELECT b.filename || '|' || b.content_type || '|' || b.metadata FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id WHERE a.record_type = 'Account' AND a.name = 'logo'"),
+        "logo.png|image/png|{\"identified\":true,\"width\":16,\"height\":16,\"analyzed\":true}"
+    );
+    assert!(s.srv.send(&Request::get("/account/logo?size=small")).body.ends_with("uploaded-logo"));
+    assert_eq!(s.query_text("SELECT name FROM accounts"), "37signals", "the name is untouched");
+}
