@@ -5,11 +5,16 @@
 //! holds one (a database that came from Rails); otherwise the original upload when it is an
 //! image browsers show. There is no in-process image resizing yet, so our own uploads are
 //! served as uploaded. Users without one get an SVG of their initials; bots the stock bot.
+//! Avatar files are small and immutable under their blob key, so each loop keeps recent ones
+//! in memory (`FILE_CACHE_BYTES`) and answers with shared bytes, no copy.
 
 use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
 use crate::crypto::{signed_id, time};
 use crate::db;
 use crate::http::Response;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Rails' `variation_digest` of the avatar `square` variant (spec/01 §12.4).
 const SQUARE_DIGEST: &str = "6gwfjNKv9eUy9jNUtEZvQFLU0hQ=";
@@ -37,7 +42,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     res.header("Content-Disposition", b"inline");
     if let Some((content_type, bytes)) = uploaded(cx, user.id)? {
         res.header("Content-Type", content_type.as_bytes());
-        *res.body() = bytes;
+        res.set_shared_body(bytes);
         return Ok(Flow::Done);
     }
     res.header("Content-Type", b"image/svg+xml");
@@ -71,9 +76,39 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
     )
 }
 
+/// Most bytes of avatar files each loop keeps in memory. A blob's bytes never change under
+/// its key, so a cached copy never goes stale; when full the cache is emptied and refills.
+pub const FILE_CACHE_BYTES: usize = 512 * 1024;
+/// Files bigger than this are read from disk every time rather than cached.
+const FILE_CACHE_ITEM_MAX: usize = 128 * 1024;
+
+thread_local! {
+    static FILES: RefCell<(usize, HashMap<String, Arc<[u8]>>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// The bytes of blob `key`, from this loop's cache or the disk.
+fn file_bytes(cx: &Ctx, key: &str) -> std::io::Result<Arc<[u8]>> {
+    if let Some(hit) = FILES.with(|f| f.borrow().1.get(key).cloned()) {
+        return Ok(hit);
+    }
+    let bytes: Arc<[u8]> = storage::read(&cx.config.storage_path, key)?.into();
+    if bytes.len() <= FILE_CACHE_ITEM_MAX {
+        FILES.with(|f| {
+            let (used, map) = &mut *f.borrow_mut();
+            if *used + bytes.len() > FILE_CACHE_BYTES {
+                map.clear();
+                *used = 0;
+            }
+            *used += bytes.len();
+            map.insert(key.to_owned(), bytes.clone());
+        });
+    }
+    Ok(bytes)
+}
+
 /// The bytes and content type to serve for user `user_id`'s uploaded avatar, if there is one
 /// a browser can show. A file missing from disk is logged and treated as no avatar.
-fn uploaded(cx: &Ctx, user_id: i64) -> Result<Option<(String, Vec<u8>)>, AppError> {
+fn uploaded(cx: &Ctx, user_id: i64) -> Result<Option<(&'static str, Arc<[u8]>)>, AppError> {
     let Some(blob) = db::blobs::attached(&cx.db, "User", user_id, "avatar")? else { return Ok(None) };
     let pick = match db::blobs::variant(&cx.db, blob.id, SQUARE_DIGEST)? {
         Some(v) => Some((v, "image/webp")),
@@ -86,8 +121,8 @@ fn uploaded(cx: &Ctx, user_id: i64) -> Result<Option<(String, Vec<u8>)>, AppErro
         },
     };
     let Some((b, content_type)) = pick else { return Ok(None) };
-    match storage::read(&cx.config.storage_path, &b.key) {
-        Ok(bytes) => Ok(Some((content_type.to_string(), bytes))),
+    match file_bytes(cx, &b.key) {
+        Ok(bytes) => Ok(Some((content_type, bytes))),
         Err(e) => {
             eprintln!("avatar: blob {} of user {user_id} unreadable: {e}", b.key);
             Ok(None)
