@@ -91,12 +91,25 @@ fn uploaded_avatar_is_served_and_destroyed() {
     assert_eq!(r.header("Content-Type"), Some("image/gif"));
     assert_eq!(r.body.as_bytes(), gif);
 
+    // Rails' `square` WebP variant is preferred when the database has one.
+    let webp = b"RIFF\x10\x00\x00\x00WEBPVP8 square";
+    let variant_blob = store(&s, "variantkey000000000000000001", "me.webp", "image/webp", webp);
+    s.srv.sql(&format!(
+        "INSERT INTO active_storage_variant_records (id, blob_id, variation_digest) VALUES (77, {blob}, '6gwfjNKv9eUy9jNUtEZvQFLU0hQ=');
+         INSERT INTO active_storage_attachments (name, record_type, record_id, blob_id, created_at) VALUES ('image', 'ActiveStorage::VariantRecord', 77, {variant_blob}, '2025-01-01 00:00:00');
+         UPDATE users SET updated_at = '2031-01-01 00:00:00' WHERE id = {KEVIN};"
+    ));
+    let v = s.get(DAVID, &avatar_path(KEVIN));
+    assert_eq!(v.header("Content-Type"), Some("image/webp"));
+    assert!(v.body.ends_with("VP8 square"));
+
     // Kevin removes his own avatar; the path's user is ignored.
     let del = s.srv.send(&Request { method: "DELETE", ..Request::post_form(&format!("/users/{JZ}/avatar"), &[]) }.cookies(&s.jar(KEVIN)));
     assert_eq!(del.status, 302, "{del:?}");
     assert_eq!(del.location(), Some("/users/me/profile"));
     assert_eq!(s.query_int(&format!("SELECT count(*) FROM active_storage_attachments WHERE record_id = {KEVIN}")), 0);
-    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs"), 0, "the unattached blob is purged");
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs"), 0, "the unattached blob and its variant are purged");
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_variant_records"), 0);
     assert!(!s.srv.dir.join("storage/files/av/at/avatarkey0000000000000000001").exists(), "and its file");
     let after = s.get(DAVID, &avatar_path(KEVIN));
     assert!(after.body.contains(">K</text>"), "back to initials");

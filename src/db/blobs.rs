@@ -70,6 +70,50 @@ pub fn variant(c: &Conn, blob_id: i64, digest: &str) -> Result<Option<Blob>> {
     Ok(Some(Blob { id: s.int(0), key: s.string(1)?, filename: s.string(2)?, content_type: s.opt_string(3)?, byte_size: s.int(4) }))
 }
 
+/// What the avatar route needs about user `user_id`, in one query: `None` when no such user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AvatarOwner {
+    pub id: i64,
+    pub name: String,
+    pub role: i64,
+    pub updated_at: i64,
+    /// The uploaded avatar's blob key and content type.
+    pub blob: Option<(String, Option<String>)>,
+    /// The key of the avatar's variant with the given digest, when one exists.
+    pub variant_key: Option<String>,
+}
+
+/// The user, their avatar blob and its variant with `variation_digest` `digest`.
+pub fn avatar_owner(c: &Conn, user_id: i64, digest: &str) -> Result<Option<AvatarOwner>> {
+    let mut s = c.prepare_cached(
+        "SELECT u.id, u.name, u.role, u.updated_at, b.key, b.content_type, \
+         (SELECT vb.key FROM active_storage_variant_records v \
+          JOIN active_storage_attachments va ON va.record_type = 'ActiveStorage::VariantRecord' AND va.record_id = v.id AND va.name = 'image' \
+          JOIN active_storage_blobs vb ON vb.id = va.blob_id WHERE v.blob_id = b.id AND v.variation_digest = ?2 LIMIT 1) \
+         FROM users u \
+         LEFT JOIN active_storage_attachments a ON a.record_type = 'User' AND a.record_id = u.id AND a.name = 'avatar' \
+         LEFT JOIN active_storage_blobs b ON b.id = a.blob_id \
+         WHERE u.id = ?1 ORDER BY a.id DESC LIMIT 1",
+    )?;
+    s.bind(1, user_id)?;
+    s.bind(2, digest)?;
+    if !s.row()? {
+        return Ok(None);
+    }
+    let blob = match s.opt_string(4)? {
+        Some(key) => Some((key, s.opt_string(5)?)),
+        None => None,
+    };
+    Ok(Some(AvatarOwner {
+        id: s.int(0),
+        name: s.string(1)?,
+        role: s.int(2),
+        updated_at: s.time(3)?,
+        blob,
+        variant_key: s.opt_string(6)?,
+    }))
+}
+
 /// Replaces the `name` attachment of the record with a new blob (Rails' `has_one_attached`
 /// assignment): the old attachment row goes, the new blob and attachment rows are inserted
 /// with `service_name` `local`. Returns the keys of blobs left without any attachment, for
@@ -197,6 +241,19 @@ mod tests {
         assert_eq!(find(&c, first.id).unwrap(), None);
         assert_eq!(attached(&c, "User", 7, "avatar").unwrap().unwrap().key, "bbbb2222");
         assert_eq!(attached(&c, "User", 8, "avatar").unwrap(), None, "another user's avatar is separate");
+        let u = testing::user(&c, "Ann");
+        attach(&c, "User", u, "avatar", &blob("cccc3333"), 1_700_000_000_000_000).unwrap();
+        let owner = avatar_owner(&c, u, "d").unwrap().unwrap();
+        assert_eq!((owner.name.as_str(), owner.blob.clone(), owner.variant_key), ("Ann", Some(("cccc3333".into(), Some("image/png".into()))), None));
+        let av = attached(&c, "User", u, "avatar").unwrap().unwrap();
+        c.exec(&format!("INSERT INTO active_storage_variant_records (blob_id, variation_digest) VALUES ({}, 'd')", av.id)).unwrap();
+        let vr = c.last_insert_rowid();
+        attach(&c, "ActiveStorage::VariantRecord", vr, "image", &blob("vvvv4444"), 1_700_000_000_000_000).unwrap();
+        assert_eq!(avatar_owner(&c, u, "d").unwrap().unwrap().variant_key.as_deref(), Some("vvvv4444"));
+        assert_eq!(variant(&c, av.id, "d").unwrap().map(|b| b.key), Some("vvvv4444".to_string()));
+        assert_eq!(detach(&c, "User", u, "avatar").unwrap(), vec!["vvvv4444".to_string(), "cccc3333".to_string()], "variants go with their blob");
+        assert_eq!(avatar_owner(&c, u, "d").unwrap().unwrap().blob, None);
+        assert_eq!(avatar_owner(&c, 999_999, "d").unwrap(), None);
         assert_eq!(detach(&c, "User", 7, "avatar").unwrap(), vec!["bbbb2222".to_string()]);
         assert_eq!(attached(&c, "User", 7, "avatar").unwrap(), None);
     }

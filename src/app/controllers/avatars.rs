@@ -31,7 +31,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let token = rq.route.params.user_id;
     let id = signed_id::verify(&cx.keys, token, signed_id::AVATAR, time::now_ms(), &mut cx.scratch)
         .ok_or(AppError::NotFound)?;
-    let user = db::users::find(&cx.db, id)?.ok_or(AppError::NotFound)?;
+    let user = db::blobs::avatar_owner(&cx.db, id, SQUARE_DIGEST)?.ok_or(AppError::NotFound)?;
     let etag = format!("W/\"avatar-{}-{}\"", user.id, user.updated_at);
     res.header("ETag", etag.as_bytes());
     rq.cache_control(res, b"max-age=1800, public, stale-while-revalidate=604800");
@@ -40,13 +40,13 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
         return Ok(Flow::Done);
     }
     res.header("Content-Disposition", b"inline");
-    if let Some((content_type, bytes)) = uploaded(cx, user.id)? {
+    if let Some((content_type, bytes)) = uploaded(cx, &user) {
         res.header("Content-Type", content_type.as_bytes());
         res.set_shared_body(bytes);
         return Ok(Flow::Done);
     }
     res.header("Content-Type", b"image/svg+xml");
-    if user.is_bot() {
+    if user.role == db::users::ROLE_BOT {
         let bot = crate::assets::by_name("default-bot.svg").ok_or(AppError::Internal("stock bot avatar missing"))?;
         res.set_static_body(bot.body);
     } else {
@@ -106,26 +106,25 @@ fn file_bytes(cx: &Ctx, key: &str) -> std::io::Result<Arc<[u8]>> {
     Ok(bytes)
 }
 
-/// The bytes and content type to serve for user `user_id`'s uploaded avatar, if there is one
-/// a browser can show. A file missing from disk is logged and treated as no avatar.
-fn uploaded(cx: &Ctx, user_id: i64) -> Result<Option<(&'static str, Arc<[u8]>)>, AppError> {
-    let Some(blob) = db::blobs::attached(&cx.db, "User", user_id, "avatar")? else { return Ok(None) };
-    let pick = match db::blobs::variant(&cx.db, blob.id, SQUARE_DIGEST)? {
-        Some(v) => Some((v, "image/webp")),
-        None => match blob.content_type.as_deref() {
-            Some("image/png") => Some((blob, "image/png")),
-            Some("image/jpeg") => Some((blob, "image/jpeg")),
-            Some("image/gif") => Some((blob, "image/gif")),
-            Some("image/webp") => Some((blob, "image/webp")),
-            _ => None,
+/// The bytes and content type to serve for `user`'s uploaded avatar, if there is one a
+/// browser can show. A file missing from disk is logged and treated as no avatar.
+fn uploaded(cx: &Ctx, user: &db::blobs::AvatarOwner) -> Option<(&'static str, Arc<[u8]>)> {
+    let (key, content_type) = match (&user.variant_key, &user.blob) {
+        (Some(v), _) => (v, "image/webp"),
+        (None, Some((key, ct))) => match ct.as_deref() {
+            Some("image/png") => (key, "image/png"),
+            Some("image/jpeg") => (key, "image/jpeg"),
+            Some("image/gif") => (key, "image/gif"),
+            Some("image/webp") => (key, "image/webp"),
+            _ => return None,
         },
+        (None, None) => return None,
     };
-    let Some((b, content_type)) = pick else { return Ok(None) };
-    match file_bytes(cx, &b.key) {
-        Ok(bytes) => Ok(Some((content_type, bytes))),
+    match file_bytes(cx, key) {
+        Ok(bytes) => Some((content_type, bytes)),
         Err(e) => {
-            eprintln!("avatar: blob {} of user {user_id} unreadable: {e}", b.key);
-            Ok(None)
+            eprintln!("avatar: blob {key} of user {} unreadable: {e}", user.id);
+            None
         }
     }
 }
