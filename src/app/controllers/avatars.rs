@@ -82,25 +82,32 @@ pub const FILE_CACHE_BYTES: usize = 512 * 1024;
 /// Files bigger than this are read from disk every time rather than cached.
 const FILE_CACHE_ITEM_MAX: usize = 128 * 1024;
 
+/// This loop's avatar files by blob key, and their total size.
+#[derive(Default)]
+struct FileCache {
+    used: usize,
+    files: HashMap<String, Arc<[u8]>>,
+}
+
 thread_local! {
-    static FILES: RefCell<(usize, HashMap<String, Arc<[u8]>>)> = RefCell::new((0, HashMap::new()));
+    static FILES: RefCell<FileCache> = RefCell::new(FileCache::default());
 }
 
 /// The bytes of blob `key`, from this loop's cache or the disk.
 fn file_bytes(cx: &Ctx, key: &str) -> std::io::Result<Arc<[u8]>> {
-    if let Some(hit) = FILES.with(|f| f.borrow().1.get(key).cloned()) {
+    if let Some(hit) = FILES.with(|f| f.borrow().files.get(key).cloned()) {
         return Ok(hit);
     }
     let bytes: Arc<[u8]> = storage::read(&cx.config.storage_path, key)?.into();
     if bytes.len() <= FILE_CACHE_ITEM_MAX {
         FILES.with(|f| {
-            let (used, map) = &mut *f.borrow_mut();
-            if *used + bytes.len() > FILE_CACHE_BYTES {
-                map.clear();
-                *used = 0;
+            let c = &mut *f.borrow_mut();
+            if c.used + bytes.len() > FILE_CACHE_BYTES {
+                c.files.clear();
+                c.used = 0;
             }
-            *used += bytes.len();
-            map.insert(key.to_owned(), bytes.clone());
+            c.used += bytes.len();
+            c.files.insert(key.to_owned(), bytes.clone());
         });
     }
     Ok(bytes)
