@@ -158,3 +158,16 @@ fn blobs_by_signed_id_with_ranges_and_safe_types() {
     s.srv.sql("UPDATE active_storage_blobs SET key = 'missingkey000000000000000000' WHERE id = 1");
     assert_eq!(s.srv.send(&Request::get(&blob_path(id, "x"))).status, 404, "file gone from disk");
 }
+
+#[test]
+fn an_avatar_browsers_cannot_show_falls_back_to_initials() {
+    let s = start();
+    let blob = store(&s, "bmpkey0000000000000000000001", "me.bmp", "image/bmp", b"BM not shown");
+    s.srv.sql(&format!(
+        "INSERT INTO active_storage_attachments (name, record_type, record_id, blob_id, created_at) \
+         VALUES ('avatar', 'User', {KEVIN}, {blob}, '2025-01-01 00:00:00')"
+    ));
+    let r = s.get(DAVID, &avatar_path(KEVIN));
+    assert_eq!(r.header("Content-Type"), Some("image/svg+xml"));
+    assert!(r.body.contains(">K</text>"));
+}
