@@ -131,6 +131,10 @@ fn blobs_by_signed_id_with_ranges_and_safe_types() {
         "text is not an inline type"
     );
     assert_eq!(r.header("Cache-Control"), Some("max-age=3600, public"));
+    assert_eq!(r.header("X-Version"), None, "not an application controller");
+    let old_browser = "Mozilla/5.0 (X11; Linux x86_64; rv:109.0) Gecko/20100101 Firefox/114.0";
+    let old = s.srv.send(&Request::get(&blob_path(id, "notes.v2.txt")).header("User-Agent", old_browser));
+    assert_eq!(old.body, "0123456789abcdefghij", "no browser gate for files");
 
     let part = s.srv.send(&Request::get(&blob_path(id, "notes.v2.txt")).header("Range", "bytes=5-9"));
     assert_eq!(part.status, 206);

@@ -35,6 +35,9 @@ pub enum Auth {
     Optional,
     /// Only signed-out visitors; a signed-in user is redirected to `/`.
     SignedOut,
+    /// Outside the application's gates altogether (Active Storage's controllers): no browser
+    /// gate, no session lookup, no ban check; the URL itself is the capability.
+    Capability,
 }
 
 /// The default: signed-in users, forgery-protected, no bots.
@@ -47,6 +50,8 @@ pub const SIGNED_OUT: Access = Access { auth: Auth::SignedOut, bots: false, forg
 pub const BOT_API: Access = Access { auth: Auth::Required, bots: true, forgery: true };
 /// The PWA files: anyone, no forgery protection.
 pub const PWA: Access = Access { auth: Auth::Optional, bots: false, forgery: false };
+/// Active Storage files (GET only): none of the application's gates run.
+pub const FILES: Access = Access { auth: Auth::Capability, bots: false, forgery: false };
 
 /// The response format asked for by the path suffix (`.json`), when there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,9 +220,9 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         [b"qr_code", id] if get => (UNBUILT, ANYONE, Params { id, ..p }, "qr_code#show"), // qr_code::show
 
-        // Active Storage files: capability URLs, no session needed (PWA: anyone, GET only).
+        // Active Storage files: capability URLs, no session needed.
         [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
-            (active_storage_blobs::show, PWA, Params { id, ..p }, "active_storage/blobs#show")
+            (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/blobs#show")
         }
 
         // users
