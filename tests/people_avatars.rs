@@ -152,6 +152,12 @@ fn blobs_by_signed_id_with_ranges_and_safe_types() {
     let download = s.srv.send(&Request::get(&format!("{}?disposition=attachment", blob_path(png, "p.png"))));
     assert!(download.header("Content-Disposition").unwrap().starts_with("attachment; "));
 
+    let mut signed = Vec::new();
+    campfire::crypto::signed_id::blob_signed_id(keys(), png, &mut signed);
+    let representation = format!("/rails/active_storage/representations/redirect/{}/eyJfcmFpbHMiOnt9fQ--x/p.png", String::from_utf8(signed).unwrap());
+    let rep = s.srv.send(&Request::get(&representation));
+    assert_eq!((rep.status, rep.header("Content-Type")), (200, Some("image/png")), "the original stands in for a variant");
+
     let svg = store(&s, "blobkey00000000000000000003", "x.svg", "image/svg+xml", b"<svg onload=alert(1)>");
     let svg = s.srv.send(&Request::get(&blob_path(svg, "x.svg")));
     assert_eq!(svg.header("Content-Type"), Some("application/octet-stream"), "never served as SVG");

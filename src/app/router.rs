@@ -224,6 +224,9 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
             (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/blobs#show")
         }
+        [b"rails", b"active_storage", b"representations", b"redirect" | b"proxy", id, _variation, _filename] if get => {
+            (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/representations#show")
+        }
 
         // users
         [b"users", user_id, b"avatar"] if get => {

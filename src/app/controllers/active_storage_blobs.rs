@@ -1,6 +1,9 @@
 //! Active Storage blob serving (spec/02 §4.15): `/rails/active_storage/blobs/redirect/
 //! :signed_id/*filename` (and `blobs/proxy`, same shape). The URL is a capability: anyone
-//! holding the signed blob id may fetch the file, no session needed.
+//! holding the signed blob id may fetch the file, no session needed. Representation URLs
+//! (`/rails/active_storage/representations/{redirect,proxy}/:signed_blob_id/:variation_key/
+//! *filename`, still cached in browsers from a Rails install) are answered with the original
+//! blob: there is no in-process image resizing yet, and the variation key is not checked.
 //!
 //! Rails answers with a redirect to a short-lived disk-service URL; spec/03 §11.2 lets us use
 //! our own scheme, so the file is answered right here (one request instead of two), with the
