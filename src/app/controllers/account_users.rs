@@ -67,8 +67,10 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
     cx.write(
         rq,
         move |c| db::users::deactivate(c, id, &uuid, now),
-        |_, res, done| {
+        move |_, res, done| {
             done?;
+            // Their sessions are gone with the commit; their open sockets go too (spec/06 §5.3).
+            crate::cable::disconnect_user(id);
             respond::redirect(res, "/account/edit");
             Ok(())
         },
