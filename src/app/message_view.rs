@@ -458,46 +458,11 @@ impl views::messages::presentation::View for PresentationView<'_> {
 struct SoundView(&'static richtext::Sound);
 
 impl views::messages::body_sound::View for SoundView {
-    fn sound_url(&self, o: &mut Out<'_>) {
-        let name = format!("sounds/{}", self.0.mp3());
-        match crate::assets::url(&name) {
-            Some(url) => o.attr(url),
-            None => {
-                o.static_bytes(b"/assets/");
-                o.attr(&name);
-            }
-        }
-    }
-    fn shows(&self, o: &mut Out<'_>) {
-        match (&self.0.image, self.0.text) {
-            (Some(img), _) => views::messages::sound_image::render(&SoundImageView(self.0, img), o),
-            (None, Some(text)) => o.text(text),
-            (None, None) => {}
-        }
-    }
-}
-
-struct SoundImageView(&'static richtext::Sound, &'static richtext::sounds::SoundImage);
-
-impl views::messages::sound_image::View for SoundImageView {
-    fn src(&self, o: &mut Out<'_>) {
-        let name = format!("sounds/{}", self.1.file);
-        match crate::assets::url(&name) {
-            Some(url) => o.attr(url),
-            None => {
-                o.static_bytes(b"/assets/");
-                o.attr(&name);
-            }
-        }
-    }
     fn name(&self, o: &mut Out<'_>) {
         o.attr(self.0.name);
     }
-    fn width(&self, o: &mut Out<'_>) {
-        o.int(self.1.width.into());
-    }
-    fn height(&self, o: &mut Out<'_>) {
-        o.int(self.1.height.into());
+    fn text(&self, o: &mut Out<'_>) {
+        o.text(self.0.text);
     }
 }
 
@@ -749,11 +714,18 @@ mod tests {
         let j = user(&c, "Jason");
         let k = user(&c, "Kevin");
         let (direct, _) = rooms::find_or_create_direct(&c, d, &[d, j, k], T0).unwrap();
-        for (cid, body, plain) in [("s1", "<div>/play trombone</div>", "/play trombone"), ("e1", "<div>👍</div>", "👍")] {
+        for (cid, body, plain) in [
+            ("s1", "<div>/play trombone</div>", "/play trombone"),
+            ("s2", "<div>/play deeper</div>", "/play deeper"),
+            ("e1", "<div>👍</div>", "👍"),
+        ] {
             messages::create(&c, &messages::NewMessage { room_id: direct, creator_id: j, client_message_id: cid, body: Some(body), plain_text: plain }, T0).unwrap();
         }
         let html = render(&c, &keys, direct);
-        assert!(html.contains(r#"<div class="sound" data-controller="sound""#), "{html}");
+        assert!(html.contains(r#"<div class="sound" data-controller="sound" data-action="messages:play->sound#play" data-sound-name-value="trombone"><button type="button" class="btn btn--plain" data-action="sound#play" aria-label="Play trombone">🔊</button> plays a sad trombone</div>"#), "{html}");
+        // Sounds Campfire shows as an image get our caption; the page names no sound or image file.
+        assert!(html.contains(r#"data-sound-name-value="deeper""#) && html.contains("</button> 🌀 goes deeper</div>"), "{html}");
+        assert!(!html.contains("/assets/sounds/") && !html.contains(".mp3") && !html.contains(".webp"), "{html}");
         assert!(html.contains(r#"<div id="message_e1" class="message message--emoji""#));
         assert!(html.contains(">David &lt;d&gt;, Jason, and Kevin</a>"), "{html}");
     }

@@ -1,57 +1,40 @@
-//! The built-in `/play <name>` sounds (spec/01 §7.4): each has `<name>.mp3` and either a line of
-//! text or an image shown next to the play button.
+//! The built-in `/play <name>` sounds (spec/01 §7.4, 08 §10): the names and the caption shown
+//! next to the play button. There are no audio or image files: the browser synthesizes each
+//! sound from a recipe (`public/js/lib/synth.js`), and the sounds that Campfire shows as an
+//! image get an emoji caption of ours instead, so nothing on the page points at a missing file.
 
 pub struct Sound {
     pub name: &'static str,
-    /// Text shown after the button, when the sound has no image.
-    pub text: Option<&'static str>,
-    /// Image asset under `sounds/` with its width and height, when it has one.
-    pub image: Option<SoundImage>,
-}
-
-pub struct SoundImage {
-    pub file: &'static str,
-    pub width: u32,
-    pub height: u32,
-}
-
-impl Sound {
-    /// The audio asset name, `sounds/<name>.mp3` relative to the asset root.
-    pub fn mp3(&self) -> String {
-        format!("{}.mp3", self.name)
-    }
+    /// Caption shown after the play button (plain text, escaped on output).
+    pub text: &'static str,
 }
 
 const fn t(name: &'static str, text: &'static str) -> Sound {
-    Sound { name, text: Some(text), image: None }
-}
-
-const fn i(name: &'static str, file: &'static str, width: u32, height: u32) -> Sound {
-    Sound { name, text: None, image: Some(SoundImage { file, width, height }) }
+    Sound { name, text }
 }
 
 /// All sounds, sorted by name.
 pub static SOUNDS: [Sound; 56] = [
-    i("56k", "56k.webp", 79, 33),
+    t("56k", "📠 connecting…"),
     t("ballmer", "developers!"),
     t("bell", "🔔"),
     t("bezos", "😆💭"),
     t("bueller", "anyone?"),
     t("butts", "👐 🚬"),
-    i("clowntown", "clowntown.webp", 210, 150),
+    t("clowntown", "🤡🎪"),
     t("cottoneyejoe", "🎶🙉🎶 "),
     t("crickets", "hears crickets chirping"),
-    i("curb", "curb.webp", 150, 101),
+    t("curb", "🎬 🎷"),
     t("dadgummit", "dad gummit!! 🎣"),
-    i("dangerzone", "dangerzone.webp", 157, 32),
+    t("dangerzone", "✈️ DANGER ZONE ✈️"),
     t("danielsan", "🎆 🏆 🎆"),
-    i("deeper", "top.webp", 188, 80),
-    i("donotwant", "donotwant.webp", 150, 150),
-    i("drama", "drama.webp", 300, 16),
+    t("deeper", "🌀 goes deeper"),
+    t("donotwant", "🙅 does not want"),
+    t("drama", "😱 dun dun duuun"),
     t("flawless", "#flawless"),
     t("glados", "🤖💢"),
     t("gogogo", "Go, go, go!"),
-    i("greatjob", "greatjob.webp", 79, 16),
+    t("greatjob", "👏 great job!"),
     t("greyjoy", "😖🎺"),
     t("guarantee", "guarantees it 👌"),
     t("heygirl", "✨💁✨"),
@@ -61,16 +44,16 @@ pub static SOUNDS: [Sound; 56] = [
     t("inconceivable", "doesn't think it means what you think it means…"),
     t("letitgo", "❄️👩❄️⛄️❄️"),
     t("live", "is DOING IT LIVE"),
-    i("loggins", "loggins.webp", 200, 151),
+    t("loggins", "🕶️ 🎸"),
     t("makeitso", "make it so 👉"),
     t("noooo", "👸💀😒"),
-    i("nyan", "nyan.webp", 36, 15),
+    t("nyan", "🐱🌈"),
     t("ohmy", "raises an eyebrow 😏"),
     t("ohyeah", "isn't playing by the rules"),
-    i("pushit", "pushit.webp", 104, 15),
+    t("pushit", "💪 push it"),
     t("rimshot", "plays a rimshot"),
     t("rollout", "is rolling out 🚗"),
-    i("rumble", "rumble.webp", 220, 150),
+    t("rumble", "🥊 let's get ready to rumble"),
     t("sax", "🌇🎷🎶"),
     t("secret", "found a secret area 🔑"),
     t("sexyback", "🔞"),
@@ -82,11 +65,11 @@ pub static SOUNDS: [Sound; 56] = [
     t("trombone", "plays a sad trombone"),
     t("unix", "knows this 💻"),
     t("vuvuzela", "======<() ~ ♪ ~♫"),
-    i("what", "what.webp", 100, 131),
+    t("what", "❓ what?"),
     t("whoomp", "👏‼️😎"),
     t("wups", "wups!"),
-    i("yay", "yay.webp", 103, 50),
-    i("yeah", "yeah.webp", 104, 15),
+    t("yay", "🎉 yay!"),
+    t("yeah", "😎 yeah"),
     t("yodel", "📣🗻🙉"),
 ];
 
@@ -112,14 +95,14 @@ mod tests {
     #[test]
     fn table_is_sorted_and_complete() {
         assert!(SOUNDS.windows(2).all(|w| w[0].name < w[1].name));
-        assert!(SOUNDS.iter().all(|s| s.text.is_some() != s.image.is_some()));
-        assert_eq!(find("deeper").and_then(|s| s.image.as_ref()).map(|i| i.file), Some("top.webp"));
+        assert!(SOUNDS.iter().all(|s| !s.text.trim().is_empty()));
+        assert_eq!(find("trombone").map(|s| s.text), Some("plays a sad trombone"));
     }
 
     #[test]
     fn play_detection() {
         assert_eq!(play_sound("/play tada").map(|s| s.name), Some("tada"));
-        assert_eq!(play_sound("/play 56k").map(|s| s.text), Some(None));
+        assert_eq!(play_sound("/play 56k").map(|s| s.name), Some("56k"));
         assert!(play_sound("/play tada ").is_none());
         assert!(play_sound("/play tada\n").is_none());
         assert!(play_sound(" /play tada").is_none());
