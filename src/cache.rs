@@ -10,7 +10,8 @@
 //! - **Stamp**: `db::epoch()` (our writer's commits) and the loop connection's
 //!   `PRAGMA data_version` generation (anyone's commits, the `sqlite3` CLI's included). It is
 //!   taken before authentication; a response is admitted only if the stamp is still the same
-//!   after rendering, and an entry is served only under the stamp it was made with. Sign-out,
+//!   after rendering, and an entry is served only under the stamp it was made with. A response
+//!   setting a cookie other than `last_room` is never stored. Sign-out,
 //!   bans, deactivation and membership changes are all commits, so they end every entry; the
 //!   caller still authenticates every hit.
 //! - **Validator**: entries carry a strong ETag (unless the action set its own) made of the
@@ -190,7 +191,7 @@ impl Cache {
         if !std::mem::take(&mut self.key_ready) || after != Some(before) || res.code() != 200 {
             return;
         }
-        if res.header_value("set-cookie").is_some() {
+        if !cookies_replayable(res.headers_raw()) {
             return;
         }
         let size = self.key.len() + res.headers_raw().len() + res.body_bytes().len() + 64 + ENTRY_OVERHEAD;
@@ -261,6 +262,17 @@ impl Cache {
         t.push(b'"');
         t
     }
+}
+
+/// Whether every `Set-Cookie` of a response may be sent again to the same request: only
+/// `last_room`, whose value is the room in the path. A replayed one carries the expiry
+/// computed when the entry was made, 20 years out, which a few minutes do not change in any way
+/// that matters. Session cookies are never replayed.
+fn cookies_replayable(headers: &[u8]) -> bool {
+    headers.split(|&b| b == b'\n').all(|line| {
+        let is_set_cookie = line.len() > 11 && line[..11].eq_ignore_ascii_case(b"set-cookie:");
+        !is_set_cookie || line[11..].trim_ascii_start().starts_with(b"last_room=")
+    })
 }
 
 /// Appends `part` with its length in front, so two different keys never concatenate alike.
@@ -349,10 +361,11 @@ mod tests {
         // the data changed while rendering
         c.lookup(S1, 1, &req, true, &mut Response::new());
         c.admit(S1, Some(S2), &mut page(b"x"));
-        // a cookie was set
+        // a session cookie was set
         c.lookup(S1, 1, &req, true, &mut Response::new());
         let mut r = page(b"x");
-        r.header("Set-Cookie", b"last_room=1");
+        r.header("Set-Cookie", b"last_room=1; path=/");
+        r.header("Set-Cookie", b"_campfire_session=abc; path=/");
         c.admit(S1, Some(S1), &mut r);
         // not a 200
         c.lookup(S1, 1, &req, true, &mut Response::new());
@@ -371,6 +384,15 @@ mod tests {
         let mut nm = Response::new();
         assert!(c.lookup(S1, 1, &request(b"/rooms/1", &inm), true, &mut nm));
         assert_eq!(nm.code(), 304);
+        // last_room alone is replayed with the page
+        let other = request(b"/rooms/2", &[]);
+        c.lookup(S1, 1, &other, true, &mut Response::new());
+        let mut r = page(b"y");
+        r.header("Set-Cookie", b"last_room=2; path=/");
+        c.admit(S1, Some(S1), &mut r);
+        let mut hit = Response::new();
+        assert!(c.lookup(S1, 1, &other, true, &mut hit));
+        assert_eq!(hit.header_value("set-cookie"), Some(&b"last_room=2; path=/"[..]));
     }
 
     #[test]
