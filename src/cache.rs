@@ -9,8 +9,10 @@
 //!   key), shared through an `Arc` and never copied on a hit.
 //! - **Stamp**: `db::epoch()` (our writer's commits) and the loop connection's
 //!   `PRAGMA data_version` generation (anyone's commits, the `sqlite3` CLI's included). It is
-//!   taken before authentication; a response is admitted only if the stamp is still the same
-//!   after rendering, and an entry is served only under the stamp it was made with. A response
+//!   taken as the first read of the request's read transaction, before authentication, so it
+//!   names the snapshot everything after reads; a response is admitted only if the stamp is
+//!   still the same after the transaction ended (nothing, not even a write this request set
+//!   off, committed meanwhile), and an entry is served only under the stamp it was made with. A response
 //!   setting a cookie other than `last_room` is never stored. Sign-out,
 //!   bans, deactivation and membership changes are all commits, so they end every entry; the
 //!   caller still authenticates every hit.
@@ -125,8 +127,8 @@ impl Cache {
         self.budget > 0
     }
 
-    /// The data version now, as seen by `conn` (the loop's read connection, outside any
-    /// transaction). `None` when off or when SQLite cannot tell, and then nothing is cached.
+    /// The data version now, as seen by `conn` (the loop's read connection; inside a read
+    /// transaction, the version of its snapshot). `None` when off or when SQLite cannot tell, and then nothing is cached.
     pub fn stamp(&mut self, conn: &Conn) -> Option<Stamp> {
         if !self.enabled() {
             return None;

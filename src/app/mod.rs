@@ -188,13 +188,14 @@ impl Handler for Ctx {
         let mut params = std::mem::take(&mut self.params);
         params.clear();
         let gzip = crate::gzip::accepts(req);
-        // The data version before anything is read, authentication included (cache.rs).
-        let stamp = if matches!(req.method, Method::Get | Method::Head) { self.cache.stamp(&self.db) } else { None };
         self.cache.begin_request();
         // One read transaction for all of the request's queries: SQLite takes and drops its
         // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
         // request sees one consistent snapshot. Failing to begin only costs that saving.
         let snapshot = self.db.exec("BEGIN").is_ok();
+        // The data version, as the transaction's first read: it names the very snapshot that
+        // authentication and rendering read (cache.rs), at no extra lock round trip.
+        let stamp = if matches!(req.method, Method::Get | Method::Head) { self.cache.stamp(&self.db) } else { None };
         let flow = pipeline(self, req, res, call, &mut params, stamp, gzip);
         if snapshot && !self.db.is_autocommit() {
             if let Err(e) = self.db.exec("COMMIT") {
