@@ -23,7 +23,7 @@ test: campfire-room
 
 # Browser tests: playwright-core drives Debian's Chromium (/usr/bin/chromium) against the binary.
 e2e: campfire-room
-	cd e2e && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund; } \
+	cd e2e && { [ -d node_modules/playwright-core ] && [ -d node_modules/ws ] && [ -d node_modules/@rails/actioncable ] || npm ci --no-audit --no-fund; } \
 		&& CAMPFIRE_BIN=$(CURDIR)/campfire-room node --test
 
 # The benchmark kit (docs/bench.md): seeds a fresh copy, runs the server pinned to one core.

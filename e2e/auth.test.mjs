@@ -94,8 +94,12 @@ after(async () => {
 });
 
 // Signs out the way the page's sign-out button does: a same-origin form POST with
-// `_method=delete` (the profile page that holds the button belongs to another issue).
-async function signOut(page) {
+// `_method=delete` (the profile page that holds the button belongs to another issue). It runs
+// in a tab of its own (on a page of ours, /up), so no navigation Turbo still has in flight on
+// another tab can interrupt it; returns that tab, left on the sign-in page.
+async function signOut(context) {
+  const page = await context.newPage();
+  await page.goto(base + "/up");
   const [response] = await Promise.all([
     page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/session", { timeout: 20000 }),
     page.evaluate(() => {
@@ -116,6 +120,7 @@ async function signOut(page) {
   // Signed out: `/` sends the browser on to the sign-in page.
   await page.waitForURL(/\/session\/new$/, { timeout: 20000 });
   await page.waitForLoadState("load");
+  return page;
 }
 
 // Submits a form by clicking `button` and returns the response to its POST.
@@ -160,26 +165,30 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   await assertLandsInARoom(page);
   assert.equal(sql("SELECT name || ' ' || role FROM users"), "Ada Admin 1");
 
-  await signOut(page);
+  await page.close();
+  const signIn = await signOut(context);
   assert.equal(await sessionCookie(context), undefined, "signed out");
-  assert.equal(await page.title(), "Sign in");
+  assert.equal(await signIn.title(), "Sign in");
 
   // Sign in again.
-  await page.fill('input[name="email_address"]', "ada@example.com");
-  await page.fill('input[name="password"]', "secret123456");
-  const signedIn = await submit(page, 'button[name="log_in"]', "/session");
+  await signIn.fill('input[name="email_address"]', "ada@example.com");
+  await signIn.fill('input[name="password"]', "secret123456");
+  const signedIn = await submit(signIn, 'button[name="log_in"]', "/session");
   assert.equal(signedIn.status(), 302);
   assert.ok(await sessionCookie(context));
-  await assertLandsInARoom(page);
+  await assertLandsInARoom(signIn);
+  await signIn.close();
 
-  // A wrong password shows the error.
-  await signOut(page);
-  await page.goto(base + "/session/new");
-  await page.fill('input[name="email_address"]', "ada@example.com");
-  await page.fill('input[name="password"]', "not the password");
-  const refused = await submit(page, 'button[name="log_in"]', "/session");
+  // A wrong password shows the error. A fresh tab, so nothing Turbo still does on the old
+  // one can navigate it away from the form.
+  await (await signOut(context)).close();
+  const retry = await context.newPage();
+  await retry.goto(base + "/session/new");
+  await retry.fill('input[name="email_address"]', "ada@example.com");
+  await retry.fill('input[name="password"]', "not the password");
+  const refused = await submit(retry, 'button[name="log_in"]', "/session");
   assert.equal(refused.status(), 401);
-  await page.getByText("Too many requests or unauthorized.").first().waitFor({ timeout: 20000 });
+  await retry.getByText("Too many requests or unauthorized.").first().waitFor({ timeout: 20000 });
   assert.equal(await sessionCookie(context), undefined);
   await context.close();
 

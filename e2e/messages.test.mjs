@@ -111,7 +111,10 @@ test("send with bold and a mention, boost, search, edit, delete; screenshots", a
   const editor = page.locator("trix-editor#message_body");
   await editor.click();
   await page.keyboard.type("Coffee is ready, ");
+  // Wait for Trix to take Ctrl+B before typing on: under load the keystroke can outrun it.
   await page.keyboard.press("Control+b");
+  await page.waitForFunction(() =>
+    document.querySelector("trix-editor#message_body").editor.attributeIsActive("bold"));
   await page.keyboard.type("really strong");
   await page.keyboard.press("Control+b");
   await page.keyboard.type(" today ");

@@ -10,6 +10,7 @@
 //! | CAMPFIRE_LOOPS | usable cores, at most 4 | event-loop threads |
 //! | CAMPFIRE_LOG | 1 | 0 turns the access log off |
 //! | CAMPFIRE_MAX_* , *_TIMEOUT_MS | http::limits, below | see README.md |
+//! | CAMPFIRE_WS_* , CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS | `WsLimits` | see README.md |
 
 use crate::http::limits::{self, Limits};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,20 @@ pub const IDLE_TIMEOUT_MS: u64 = 30_000;
 pub const DRAIN_TIMEOUT_MS: u64 = 10_000;
 /// Connections one loop holds before it answers new ones with 503 + Retry-After.
 pub const MAX_CONNECTIONS: usize = 8192;
+/// The bounds on WebSocket clients (defaults: the constants in `http::websocket`,
+/// `server::websocket`, `cable`).
+#[derive(Clone, Copy, Debug)]
+pub struct WsLimits {
+    /// Largest message after reassembly and inflation (close 1009 beyond).
+    pub max_message: usize,
+    /// Unsent bytes a socket may hold before it is dropped as a slow consumer.
+    pub out_max: usize,
+    /// How long a socket's output may make no progress before it is dropped.
+    pub write_stall_ms: u64,
+    /// Subscriptions per socket (further ones are rejected).
+    pub max_subscriptions: usize,
+}
+
 /// Default upper bound on loops when CAMPFIRE_LOOPS is unset.
 pub const DEFAULT_MAX_LOOPS: usize = 4;
 
@@ -42,6 +57,7 @@ pub struct Config {
     pub drain_timeout_ms: u64,
     /// Per loop.
     pub max_connections: usize,
+    pub ws: WsLimits,
     /// CAMPFIRE_TEST_ROUTES=1 adds routes only the integration tests use (`POST /__echo`).
     pub test_routes: bool,
 }
@@ -88,6 +104,12 @@ impl Config {
             idle_timeout_ms: num(&get, "CAMPFIRE_IDLE_TIMEOUT_MS", IDLE_TIMEOUT_MS as usize, 100, 86_400_000)? as u64,
             drain_timeout_ms: num(&get, "CAMPFIRE_DRAIN_TIMEOUT_MS", DRAIN_TIMEOUT_MS as usize, 0, 3_600_000)? as u64,
             max_connections: num(&get, "CAMPFIRE_MAX_CONNECTIONS", MAX_CONNECTIONS, 1, 1 << 20)?,
+            ws: WsLimits {
+                max_message: num(&get, "CAMPFIRE_WS_MAX_MESSAGE", crate::http::websocket::MAX_MESSAGE, 1024, 1 << 26)?,
+                out_max: num(&get, "CAMPFIRE_WS_OUT_MAX", crate::server::websocket::OUT_MAX, 64 * 1024, 1 << 30)?,
+                write_stall_ms: num(&get, "CAMPFIRE_WS_WRITE_STALL_MS", crate::server::websocket::WRITE_STALL_MS as usize, 100, 86_400_000)? as u64,
+                max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", crate::cable::MAX_SUBSCRIPTIONS, 1, 4096)?,
+            },
             test_routes: flag(&get, "CAMPFIRE_TEST_ROUTES", false)?,
         })
     }
@@ -124,6 +146,7 @@ impl std::fmt::Debug for Config {
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("drain_timeout_ms", &self.drain_timeout_ms)
             .field("max_connections", &self.max_connections)
+            .field("ws", &self.ws)
             .field("test_routes", &self.test_routes)
             .finish()
     }

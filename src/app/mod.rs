@@ -100,6 +100,15 @@ impl Shared {
         let path = config.database_path.to_string_lossy().into_owned();
         let writer = Writer::start(&path).map_err(|e| format!("cannot open database {path}: {e}"))?;
         let worker = Worker::start(worker_threads()).map_err(|e| format!("cannot start worker threads: {e}"))?;
+        // No socket survives a restart: every membership counts as disconnected (spec/06 §6.3).
+        writer.submit(db::writer::Job::new(
+            |c| db::memberships::disconnect_all(c, db::time::now_us()),
+            |r| {
+                if let Err(e) = r {
+                    eprintln!("app: resetting presence failed: {e}");
+                }
+            },
+        ));
         Ok(Shared {
             config: Arc::new(config),
             env: Arc::new(env),
@@ -169,6 +178,7 @@ impl Ctx {
 }
 
 impl Handler for Ctx {
+    type Socket = crate::cable::Connection;
     fn handle(&mut self, req: &Request, res: &mut Response, call: &mut Call<Self>) -> Flow {
         if matches!(req.method, Method::Get | Method::Head) {
             if req.path == b"/up" {
@@ -180,8 +190,11 @@ impl Handler for Ctx {
                 return Flow::Done;
             }
         }
+        if req.path == b"/cable" {
+            return crate::cable::connect(self, req, res, call);
+        }
         if self.config.test_routes {
-            if let Some(flow) = test_routes::handle(req, res, call) {
+            if let Some(flow) = test_routes::handle(self, req, res, call) {
                 return flow;
             }
         }
@@ -212,6 +225,22 @@ impl Handler for Ctx {
             }
         }
         flow
+    }
+
+    fn ws_open(&mut self, ws: &mut crate::server::Ws<Self>) {
+        crate::cable::opened(ws);
+    }
+
+    fn ws_text(&mut self, ws: &mut crate::server::Ws<Self>, text: &[u8]) {
+        crate::cable::received(self, ws, text);
+    }
+
+    fn ws_closed(&mut self, state: crate::cable::Connection) {
+        crate::cable::closed(self, state);
+    }
+
+    fn ws_heartbeat(&mut self, payload: &mut Vec<u8>) {
+        crate::cable::heartbeat(payload);
     }
 }
 

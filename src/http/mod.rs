@@ -14,6 +14,7 @@ pub mod request;
 pub mod response;
 pub mod status;
 pub mod url;
+pub mod websocket;
 
 pub use limits::Limits;
 pub use parse::{parse_head, Framing, Head, ParseError};

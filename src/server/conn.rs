@@ -51,6 +51,8 @@ pub(super) struct Conn {
     pub out_since: u64,
     /// When this connection times out (ms, monotonic; u64::MAX = never).
     pub deadline: u64,
+    /// Set once the connection has become a WebSocket (after its 101).
+    pub ws: Option<Box<super::websocket::SocketState>>,
 }
 
 impl Conn {
@@ -75,6 +77,7 @@ impl Conn {
             partial_since: 0,
             out_since: 0,
             deadline: u64::MAX,
+            ws: None,
         }
     }
 

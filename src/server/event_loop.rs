@@ -9,12 +9,14 @@
 use super::access_log::AccessLog;
 use super::completion::{Done, Queue};
 use super::conn::{Conn, Parked};
+use super::websocket::{self as ws, Address, Mail, Mailbox, SocketState, Ws};
 use super::{Call, Flow, Handler, Stop};
 use crate::arena::Arena;
 use crate::config::Config;
 use crate::http::chunked;
 use crate::http::limits::HEADER_SLOTS;
 use crate::http::status::bodiless;
+use crate::http::websocket as frames;
 use crate::http::{parse_head, Framing, Head, Header, Limits, Method, ParseError, Request, Response};
 use crate::sys::clock::{now_ms, now_us};
 use crate::sys::epoll::{self, Epoll, Event};
@@ -52,28 +54,33 @@ pub(super) struct Setup<H> {
     epoll: Epoll,
     listener: Fd,
     queue: Arc<Queue<H>>,
+    mailbox: Arc<Mailbox>,
     limits: Limits,
     log: bool,
     request_timeout_ms: u64,
     idle_timeout_ms: u64,
     drain_timeout_ms: u64,
     max_connections: usize,
+    ws: crate::config::WsLimits,
 }
 
 impl<H: Handler> Setup<H> {
     pub fn new(index: usize, listener: Fd, cfg: &Config) -> std::io::Result<Setup<H>> {
         let queue = Arc::new(Queue { loop_index: index, items: Mutex::new(Vec::new()), bell: Arc::new(EventFd::new()?) });
+        let mailbox = Arc::new(Mailbox::new(queue.bell.clone()));
         Ok(Setup {
             index,
             epoll: Epoll::new()?,
             listener,
             queue,
+            mailbox,
             limits: cfg.limits,
             log: cfg.log,
             request_timeout_ms: cfg.request_timeout_ms,
             idle_timeout_ms: cfg.idle_timeout_ms,
             drain_timeout_ms: cfg.drain_timeout_ms,
             max_connections: cfg.max_connections,
+            ws: cfg.ws,
         })
     }
 
@@ -94,11 +101,13 @@ impl<H: Handler> Setup<H> {
             listener: Some(self.listener),
             epoll: self.epoll,
             queue: self.queue,
+            mailbox: self.mailbox,
             limits: self.limits,
             request_timeout_ms: self.request_timeout_ms,
             idle_timeout_ms: self.idle_timeout_ms,
             drain_timeout_ms: self.drain_timeout_ms,
             max_connections: self.max_connections,
+            ws: self.ws,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -107,6 +116,11 @@ impl<H: Handler> Setup<H> {
             head: Vec::with_capacity(512),
             spare: Vec::new(),
             done: Vec::new(),
+            mail: Vec::new(),
+            ws_out: Vec::new(),
+            ws_msg: Vec::new(),
+            sockets: 0,
+            next_ping: u64::MAX,
             log: AccessLog::new(self.log),
             now: now_ms(),
             next_sweep: u64::MAX,
@@ -118,22 +132,26 @@ impl<H: Handler> Setup<H> {
     }
 }
 
-struct Slot {
+struct Slot<S> {
     gen: u32,
     conn: Option<Conn>,
+    /// The handler's state, for a connection that became a WebSocket.
+    socket: Option<Box<S>>,
 }
 
-struct Loop<H> {
+struct Loop<H: Handler> {
     handler: H,
     listener: Option<Fd>,
     epoll: Epoll,
     queue: Arc<Queue<H>>,
+    mailbox: Arc<Mailbox>,
     limits: Limits,
     request_timeout_ms: u64,
     idle_timeout_ms: u64,
     drain_timeout_ms: u64,
     max_connections: usize,
-    slots: Vec<Slot>,
+    ws: crate::config::WsLimits,
+    slots: Vec<Slot<H::Socket>>,
     free: Vec<u32>,
     live: usize,
     /// The response, arena and head buffer reused for every request of this loop.
@@ -144,6 +162,14 @@ struct Loop<H> {
     spare: Vec<u8>,
     /// Completions swapped out of the queue, reused to avoid allocating.
     done: Vec<Done<H>>,
+    /// Socket frames swapped out of the mailbox, reused likewise.
+    mail: Vec<Mail>,
+    /// Frames a socket handler sent, and the message handed to it (reused buffers).
+    ws_out: Vec<u8>,
+    ws_msg: Vec<u8>,
+    /// Open WebSockets on this loop, and when they get their next heartbeat.
+    sockets: usize,
+    next_ping: u64,
     log: AccessLog,
     /// Monotonic ms at the top of this iteration.
     now: u64,
@@ -162,11 +188,13 @@ enum Next {
 }
 
 /// The request a handler ran for, as the loop must remember it to frame the response.
-struct Ran {
+struct Ran<S> {
     method: Method,
     http10: bool,
     keep_alive: bool,
     parked: Option<Parked>,
+    /// The handler accepted a WebSocket handshake with this state (and deflate or not).
+    upgrade: Option<(S, bool)>,
 }
 
 fn token(idx: usize, gen: u32) -> u64 {
@@ -177,7 +205,7 @@ impl<H: Handler> Loop<H> {
     fn serve(&mut self, stop: &Stop) -> std::io::Result<()> {
         let mut events = [Event::EMPTY; EVENTS];
         loop {
-            let mut wake = self.next_sweep.min(self.log.deadline());
+            let mut wake = self.next_sweep.min(self.log.deadline()).min(self.next_ping);
             if self.draining {
                 wake = wake.min(self.drain_deadline);
             }
@@ -196,6 +224,9 @@ impl<H: Handler> Loop<H> {
             }
             if self.now >= self.next_sweep {
                 self.sweep();
+            }
+            if self.now >= self.next_ping {
+                self.heartbeat();
             }
             if self.now >= self.log.deadline() {
                 self.log.flush();
@@ -243,7 +274,7 @@ impl<H: Handler> Loop<H> {
         let idx = match self.free.pop() {
             Some(i) => i as usize,
             None => {
-                self.slots.push(Slot { gen: 0, conn: None });
+                self.slots.push(Slot { gen: 0, conn: None, socket: None });
                 self.slots.len() - 1
             }
         };
@@ -265,10 +296,17 @@ impl<H: Handler> Loop<H> {
             slot.gen = slot.gen.wrapping_add(1);
             self.free.push(idx as u32);
             self.live -= 1;
+            if c.ws.is_some() {
+                self.sockets -= 1;
+            }
+            let socket = slot.socket.take();
             if self.spare.is_empty() && c.buf.len() == READ_CHUNK {
                 self.spare = c.buf;
             }
             // Dropping `c` closes the socket, which also removes it from epoll.
+            if let Some(state) = socket {
+                self.handler.ws_closed(*state);
+            }
         }
     }
 
@@ -330,6 +368,27 @@ impl<H: Handler> Loop<H> {
                 c.start = c.end;
                 c.deadline = now + LINGER_MS;
                 continue;
+            }
+            if c.ws.is_some() {
+                if c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+                    // A client that sends commands but does not read the replies waits (and
+                    // is dropped by the stall timeout if it never reads).
+                    break;
+                }
+                match self.next_frame(idx) {
+                    Next::Served => continue,
+                    Next::NeedMore => {}
+                }
+                let Some(c) = self.conn_mut(idx) else { return };
+                if c.readable && !c.eof && self.read_more(idx) {
+                    continue;
+                }
+                let Some(c) = self.conn_mut(idx) else { return };
+                if c.dead || c.eof {
+                    self.close(idx);
+                    return;
+                }
+                break;
             }
             if c.parked.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
                 break;
@@ -497,17 +556,173 @@ impl<H: Handler> Loop<H> {
         c.start += consumed;
         c.partial_since = if c.has_input() { self.now } else { 0 };
         c.continue_sent = false;
+        let mut upgraded = None;
         match ran.parked {
             // Whatever the handler wrote before parking is dropped: `resume` fills a fresh one.
             Some(p) => c.parked = Some(p),
             None => {
                 let keep = ran.keep_alive && !draining && !res.wants_close();
+                if ran.upgrade.is_some() && !keep {
+                    // Draining (or a handler asking to close): no socket can start now.
+                    res.reset();
+                    res.status(503);
+                    res.header("Retry-After", b"1");
+                }
                 respond(c, res, &mut self.head, ran.method == Method::Head, ran.http10, keep, self.now);
+                if keep {
+                    upgraded = ran.upgrade;
+                }
             }
         }
         res.reset();
         arena.reset();
+        if let Some((state, deflate)) = upgraded {
+            self.ws_start(idx, state, deflate);
+        }
         Next::Served
+    }
+
+    /// Turns a connection whose 101 is queued into a socket and lets the handler greet it.
+    fn ws_start(&mut self, idx: usize, state: H::Socket, deflate: bool) {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let Some(c) = slot.conn.as_mut() else { return };
+        c.ws = Some(Box::new(SocketState { deflate, ..SocketState::default() }));
+        // Action Cable clients send nothing unprompted, so a peer that vanished without a FIN
+        // would otherwise hold its slot until our pings fill its send buffer; the kernel's
+        // probes find it within about 90 s. Best effort: a socket without them still works.
+        let _ = net::set_keepalive(&c.fd, 60, 10, 3);
+        slot.socket = Some(Box::new(state));
+        self.sockets += 1;
+        if self.next_ping == u64::MAX {
+            self.next_ping = self.now + ws::PING_MS;
+        }
+        self.ws_call(idx, None);
+    }
+
+    /// Runs `ws_open` (text None) or `ws_text` for socket `idx`, then queues what it sent.
+    fn ws_call(&mut self, idx: usize, text: Option<&[u8]>) {
+        let now = self.now;
+        let Loop { slots, handler, ws_out, mailbox, .. } = self;
+        let Some(slot) = slots.get_mut(idx) else { return };
+        let deflate = slot.conn.as_ref().and_then(|c| c.ws.as_ref()).is_some_and(|f| f.deflate);
+        let address = Address { mailbox: mailbox.clone(), token: token(idx, slot.gen), deflate };
+        let Some(state) = slot.socket.as_deref_mut() else { return };
+        ws_out.clear();
+        let mut close = false;
+        let mut w = Ws { state, out: ws_out, close: &mut close, address };
+        match text {
+            None => handler.ws_open(&mut w),
+            Some(t) => handler.ws_text(&mut w, t),
+        }
+        let Some(c) = slot.conn.as_mut() else { return };
+        if !ws_out.is_empty() {
+            queue_out(c, ws_out, b"", now);
+        }
+        if close {
+            ws_close(c, frames::CLOSE_NORMAL, now);
+        }
+        if ws_out.capacity() > OUT_KEEP {
+            *ws_out = Vec::new();
+        }
+    }
+
+    /// Handles the frame at the front of a socket's buffer: control frames here, messages to
+    /// the handler. `NeedMore` when no complete frame is buffered (or the socket is closing).
+    fn next_frame(&mut self, idx: usize) -> Next {
+        let now = self.now;
+        let max = self.ws.max_message;
+        let Loop { slots, ws_msg, log, .. } = self;
+        let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
+        let Some(mut fr) = c.ws.take() else { return Next::NeedMore };
+        let step = read_frame(c, &mut fr, ws_msg, max);
+        c.ws = Some(fr);
+        let message = match step {
+            Step::NeedMore => return Next::NeedMore,
+            Step::Message => true,
+            Step::Nothing => false,
+            Step::Pong(range) => {
+                let mut pong = Vec::with_capacity(range.len() + 2);
+                frames::write_frame(frames::OP_PONG, &c.buf[range], &mut pong);
+                queue_out(c, &pong, b"", now);
+                false
+            }
+            Step::Close(code, why) => {
+                if let Some(why) = why {
+                    log.refused(code, why);
+                }
+                ws_close(c, code, now);
+                false
+            }
+        };
+        if message {
+            let text = std::mem::take(&mut self.ws_msg);
+            self.ws_call(idx, Some(&text));
+            self.ws_msg = text;
+            if self.ws_msg.capacity() > OUT_KEEP {
+                self.ws_msg = Vec::new();
+            }
+        }
+        Next::Served
+    }
+
+    /// Sends the handler's heartbeat frame to every open socket and schedules the next.
+    fn heartbeat(&mut self) {
+        if self.sockets == 0 {
+            self.next_ping = u64::MAX;
+            return;
+        }
+        self.next_ping = self.now + ws::PING_MS;
+        self.ws_msg.clear();
+        self.handler.ws_heartbeat(&mut self.ws_msg);
+        if self.ws_msg.is_empty() {
+            return;
+        }
+        let mut frame = Vec::with_capacity(self.ws_msg.len() + 2);
+        frames::write_frame(frames::OP_TEXT, &self.ws_msg, &mut frame);
+        let ping = [Mail { token: 0, frame: frame.into(), then_close: false }];
+        for i in 0..self.slots.len() {
+            let now = self.now;
+            let Some(c) = self.conn_mut(i) else { continue };
+            if c.ws.as_ref().is_none_or(|f| f.closing) || c.close_after {
+                continue;
+            }
+            self.deliver(i, &ping, now);
+        }
+    }
+
+    /// Queues the frames of `mails` (all for socket `idx`, in order) with as few writes as
+    /// possible, dropping the socket if it is a slow consumer. A mail with `then_close` ends
+    /// the socket after its frame; nothing after it is sent.
+    fn deliver(&mut self, idx: usize, mails: &[Mail], now: u64) {
+        let out_max = self.ws.out_max;
+        let Some(c) = self.conn_mut(idx) else { return };
+        let Some(f) = c.ws.as_deref() else { return };
+        if f.closing || c.close_after {
+            return;
+        }
+        let last = mails.iter().position(|m| m.then_close).map_or(mails.len(), |i| i + 1);
+        let mails = &mails[..last];
+        let bytes: usize = mails.iter().map(|m| m.frame.len()).sum();
+        if c.out.len() - c.out_pos + bytes > out_max {
+            self.log.refused(0, "websocket consumer too slow, dropped");
+            self.close(idx);
+            return;
+        }
+        let Some(c) = self.conn_mut(idx) else { return };
+        let mut parts: [&[u8]; 8] = [b""; 8];
+        for chunk in mails.chunks(parts.len()) {
+            for (p, m) in parts.iter_mut().zip(chunk) {
+                *p = &m.frame;
+            }
+            queue_out_parts(c, &parts[..chunk.len()], now);
+        }
+        if mails.last().is_some_and(|m| m.then_close) {
+            // The frame itself is the goodbye (Action Cable's disconnect); end with a close.
+            ws_close(c, frames::CLOSE_NORMAL, now);
+        }
+        if c.dead || c.close_after || c.pending_out() {
+            self.advance(idx);
+        }
     }
 
     /// The head is complete but the body is not: say `100 Continue` once if asked, and wait.
@@ -543,6 +758,25 @@ impl<H: Handler> Loop<H> {
     /// Runs the closures other threads queued for parked connections.
     fn completions(&mut self) {
         self.queue.bell.drain();
+        self.mailbox.take(&mut self.mail);
+        let mut mail = std::mem::take(&mut self.mail);
+        // Broadcasts that piled up while the loop was busy go out together: one writev per
+        // socket for all its frames (a stable sort keeps each socket's frames in order).
+        mail.sort_by_key(|m| m.token);
+        let mut rest = &mail[..];
+        while let Some(first) = rest.first() {
+            let n = rest.iter().take_while(|m| m.token == first.token).count();
+            let (group, tail) = rest.split_at(n);
+            rest = tail;
+            let idx = (first.token & 0xffff_ffff) as usize;
+            let gen = (first.token >> 32) as u32;
+            if self.slots.get(idx).is_some_and(|s| s.gen == gen) {
+                let now = self.now;
+                self.deliver(idx, group, now);
+            }
+        }
+        mail.clear();
+        self.mail = mail;
         let mut done = std::mem::take(&mut self.done);
         if let Ok(mut items) = self.queue.items.lock() {
             std::mem::swap(&mut *items, &mut done);
@@ -581,17 +815,28 @@ impl<H: Handler> Loop<H> {
             let _ = self.epoll.delete(&l);
         }
         for i in 0..self.slots.len() {
-            if self.slots[i].conn.as_ref().is_some_and(Conn::idle) {
+            let now = self.now;
+            if let Some(c) = self.slots[i].conn.as_mut().filter(|c| c.ws.is_some()) {
+                ws_close(c, 1001, now);
+                self.advance(i);
+            } else if self.slots[i].conn.as_ref().is_some_and(Conn::idle) {
                 self.close(i);
             }
         }
     }
 
     fn update_deadline(&mut self, idx: usize) {
-        let (now, req, idle) = (self.now, self.request_timeout_ms, self.idle_timeout_ms);
+        let (now, req, idle, stall) = (self.now, self.request_timeout_ms, self.idle_timeout_ms, self.ws.write_stall_ms);
         let Some(c) = self.conn_mut(idx) else { return };
         c.deadline = if c.lingering {
             c.deadline
+        } else if c.ws.is_some() {
+            // Sockets idle forever (the heartbeat finds dead peers); stalled output does not.
+            if c.pending_out() {
+                c.out_since + stall
+            } else {
+                u64::MAX
+            }
         } else if c.parked.is_some() {
             u64::MAX
         } else if c.pending_out() {
@@ -654,7 +899,7 @@ fn dispatch<H: Handler>(
     queue: &Arc<Queue<H>>,
     tok: u64,
     log: &mut AccessLog,
-) -> Ran {
+) -> Ran<H::Socket> {
     let started = if log.enabled { now_us() } else { 0 };
     let req = Request {
         method: head.method,
@@ -667,12 +912,14 @@ fn dispatch<H: Handler>(
         peer,
     };
     let mut parked = None;
+    let mut upgrade = None;
     if req.method == Method::Other {
         res.status(501);
         res.body().extend_from_slice(b"Not Implemented\n");
     } else {
-        let mut cx = Call { arena, queue, token: tok, parked: false };
+        let mut cx = Call { arena, queue, token: tok, parked: false, upgrade: None };
         let flow = handler.handle(&req, res, &mut cx);
+        upgrade = cx.upgrade.take();
         if cx.parked {
             parked = Some(Parked {
                 method: req.method,
@@ -691,7 +938,11 @@ fn dispatch<H: Handler>(
     if parked.is_none() && log.enabled {
         log.request(req.method.as_str(), req.path, res.code(), now_us().saturating_sub(started));
     }
-    Ran { method: req.method, http10: req.http10, keep_alive: head.keep_alive, parked }
+    if upgrade.is_some() && (parked.is_some() || res.code() != 101) {
+        // A handler bug: it upgraded and then parked or changed the status.
+        upgrade = None;
+    }
+    Ran { method: req.method, http10: req.http10, keep_alive: head.keep_alive, parked, upgrade }
 }
 
 /// After de-chunking in place, parses the head again (its bytes are unchanged) and dispatches
@@ -708,7 +959,7 @@ fn dispatch_dechunked<H: Handler>(
     queue: &Arc<Queue<H>>,
     tok: u64,
     log: &mut AccessLog,
-) -> Option<Ran> {
+) -> Option<Ran<H::Socket>> {
     let mut headers = [Header::EMPTY; HEADER_SLOTS];
     let data = &c.buf[c.start..];
     let head = parse_head(&data[..head_len], limits, &mut headers).ok()??;
@@ -755,6 +1006,131 @@ fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
             c.out.extend_from_slice(b);
         } else {
             c.out.extend_from_slice(&b[n - a.len()..]);
+        }
+    }
+}
+
+/// What one client frame asks of the loop.
+enum Step {
+    NeedMore,
+    /// A control frame or fragment that needs nothing more.
+    Nothing,
+    /// A complete message is in the loop's message buffer.
+    Message,
+    /// Answer a ping whose payload is `buf[range]`.
+    Pong(std::ops::Range<usize>),
+    /// Close with this code (logging why, for protocol errors).
+    Close(u16, Option<&'static str>),
+}
+
+/// Consumes the frame at the front of `c`'s buffer; a finished message (at most `max` bytes)
+/// is left in `msg`.
+fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>, max: usize) -> Step {
+    if fr.closing {
+        c.start = c.end;
+        return Step::NeedMore;
+    }
+    let room = max.saturating_sub(fr.partial.len());
+    let frame = match frames::parse(&mut c.buf[c.start..c.end], room, fr.deflate) {
+        Ok(None) => return Step::NeedMore,
+        Ok(Some(f)) => f,
+        Err(e) => return Step::Close(e.code, Some(e.why)),
+    };
+    let payload = c.start + frame.payload.start..c.start + frame.payload.end;
+    c.start += frame.len;
+    match frame.opcode {
+        frames::OP_TEXT | frames::OP_BINARY if !fr.in_message => {
+            if frame.fin {
+                return finish_message(&c.buf[payload], frame.compressed, msg, max);
+            }
+            fr.in_message = true;
+            fr.compressed = frame.compressed;
+            fr.partial.clear();
+            fr.partial.extend_from_slice(&c.buf[payload]);
+            Step::Nothing
+        }
+        frames::OP_CONT if fr.in_message => {
+            fr.partial.extend_from_slice(&c.buf[payload]);
+            if !frame.fin {
+                return Step::Nothing;
+            }
+            fr.in_message = false;
+            // Fragmented messages are rare: give the reassembly buffer back.
+            let whole = std::mem::take(&mut fr.partial);
+            finish_message(&whole, fr.compressed, msg, max)
+        }
+        frames::OP_PING => Step::Pong(payload),
+        frames::OP_PONG => Step::Nothing,
+        frames::OP_CLOSE => {
+            let code = frames::close_code(&c.buf[payload]);
+            // Echo the peer's code (RFC 6455 §5.5.1); codes that must not appear on the wire
+            // are answered with a plain 1000.
+            let ok = (1000..5000).contains(&code) && !matches!(code, 1005 | 1006 | 1015);
+            Step::Close(if ok { code } else { frames::CLOSE_NORMAL }, None)
+        }
+        _ => Step::Close(frames::CLOSE_PROTOCOL, Some("websocket frame out of sequence")),
+    }
+}
+
+/// Puts a complete message into `msg`, inflating it if it was compressed.
+fn finish_message(data: &[u8], compressed: bool, msg: &mut Vec<u8>, max: usize) -> Step {
+    msg.clear();
+    if !compressed {
+        msg.extend_from_slice(data);
+        return Step::Message;
+    }
+    match frames::inflate(data, max) {
+        Ok(text) => {
+            msg.extend_from_slice(&text);
+            Step::Message
+        }
+        Err(e) => Step::Close(e.code, Some(e.why)),
+    }
+}
+
+/// Sends a close frame with `code` (once) and closes the connection when output is flushed.
+fn ws_close(c: &mut Conn, code: u16, now: u64) {
+    let Some(f) = c.ws.as_deref_mut() else { return };
+    if f.closing {
+        return;
+    }
+    f.closing = true;
+    let mut frame = [0u8; 4];
+    frame[0] = 0x80 | frames::OP_CLOSE;
+    frame[1] = 2;
+    frame[2..].copy_from_slice(&code.to_be_bytes());
+    queue_out(c, &frame, b"", now);
+    c.close_after = true;
+}
+
+/// `queue_out` for up to 8 slices (what one `net::writev` takes).
+fn queue_out_parts(c: &mut Conn, parts: &[&[u8]], now: u64) {
+    if c.pending_out() || !c.writable {
+        if !c.pending_out() {
+            c.out_since = now;
+        }
+        parts.iter().for_each(|p| c.out.extend_from_slice(p));
+        return;
+    }
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut n = match net::writev(&c.fd, parts) {
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
+        Err(_) => {
+            c.dead = true;
+            return;
+        }
+    };
+    if n < total {
+        c.writable = false;
+        c.out_since = now;
+        for p in parts {
+            if n >= p.len() {
+                n -= p.len();
+                continue;
+            }
+            c.out.extend_from_slice(&p[n..]);
+            n = 0;
         }
     }
 }

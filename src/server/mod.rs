@@ -12,8 +12,10 @@ mod access_log;
 mod completion;
 mod conn;
 mod event_loop;
+pub mod websocket;
 
 pub use completion::Parker;
+pub use websocket::{Address, Mail, Mailbox, Ws};
 
 use crate::arena::Arena;
 use crate::config::Config;
@@ -33,9 +35,26 @@ pub enum Flow {
 
 /// An application: one value per loop thread, built on that thread by `run`'s `make`.
 pub trait Handler: Sized + 'static {
+    /// What the handler keeps per WebSocket (`()` for handlers that never upgrade).
+    type Socket: 'static;
+
     /// Answers `req` by filling `res` (status 200 and an empty body unless set). `cx` gives the
-    /// per-request arena and the means to park.
+    /// per-request arena and the means to park or to upgrade to a WebSocket.
     fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow;
+
+    /// A socket accepted by `Call::upgrade` is open (its 101 is queued). Frames sent here go
+    /// out right after the 101.
+    fn ws_open(&mut self, _ws: &mut Ws<Self>) {}
+
+    /// One complete text (or binary) message arrived on a socket.
+    fn ws_text(&mut self, _ws: &mut Ws<Self>, _text: &[u8]) {}
+
+    /// The socket is gone (either side closed, or it was dropped); last look at its state.
+    fn ws_closed(&mut self, _state: Self::Socket) {}
+
+    /// Every `websocket::PING_MS` on each loop with sockets: fill `payload` (empty on entry)
+    /// with the text of a frame to send to every open socket, or leave it empty to send none.
+    fn ws_heartbeat(&mut self, _payload: &mut Vec<u8>) {}
 }
 
 /// The loop's side of one handler call.
@@ -45,6 +64,8 @@ pub struct Call<'l, H: Handler> {
     queue: &'l Arc<completion::Queue<H>>,
     token: u64,
     parked: bool,
+    /// The socket state from `upgrade`, and whether permessage-deflate was accepted.
+    upgrade: Option<(H::Socket, bool)>,
 }
 
 impl<H: Handler> Call<'_, H> {
@@ -54,6 +75,34 @@ impl<H: Handler> Call<'_, H> {
     pub fn park(&mut self) -> Parker<H> {
         self.parked = true;
         Parker::new(self.queue.clone(), self.token)
+    }
+
+    /// Accepts `req` as a WebSocket handshake: fills `res` with the 101 (selecting `protocol`
+    /// when given) and, once that is sent, the connection becomes a socket whose state is
+    /// `socket` and whose messages go to `Handler::ws_text`. permessage-deflate is accepted
+    /// (without context takeover) when offered. Refused (nothing changed) when `req` is not a
+    /// valid version-13 upgrade; answer it some other way then.
+    pub fn upgrade(
+        &mut self,
+        req: &Request,
+        res: &mut Response,
+        protocol: Option<&[u8]>,
+        socket: H::Socket,
+    ) -> Result<(), crate::http::websocket::NotWebSocket> {
+        let accept = crate::http::websocket::handshake(req)?;
+        res.status(101);
+        res.header("Upgrade", b"websocket");
+        res.header("Connection", b"Upgrade");
+        res.header("Sec-WebSocket-Accept", &accept);
+        if let Some(p) = protocol {
+            res.header("Sec-WebSocket-Protocol", p);
+        }
+        let deflate = crate::http::websocket::deflate_offered(req);
+        if deflate {
+            res.header("Sec-WebSocket-Extensions", crate::http::websocket::DEFLATE_RESPONSE);
+        }
+        self.upgrade = Some((socket, deflate));
+        Ok(())
     }
 
     /// Which loop (0-based) runs this call.

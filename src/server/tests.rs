@@ -14,6 +14,7 @@ struct Parking {
 }
 
 impl Handler for Parking {
+    type Socket = ();
     fn handle(&mut self, req: &Request, res: &mut Response, cx: &mut Call<Self>) -> Flow {
         match req.path {
             b"/slow" | b"/drop" => {

@@ -29,6 +29,16 @@ fn set_int_opt(fd: &Fd, level: libc::c_int, name: libc::c_int, value: libc::c_in
     Ok(())
 }
 
+/// Turns on TCP keepalive probes: first after `idle_secs` of silence, then every `interval_secs`,
+/// giving up (the socket errors, epoll reports it) after `count` unanswered probes. For
+/// long-lived sockets whose peer may vanish without a FIN (WebSockets).
+pub fn set_keepalive(fd: &Fd, idle_secs: i32, interval_secs: i32, count: i32) -> std::io::Result<()> {
+    set_int_opt(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, idle_secs)?;
+    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, interval_secs)?;
+    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, count)
+}
+
 /// Opens a non-blocking listener on every address at `port`, with SO_REUSEPORT so each loop can
 /// open its own on the same port, and starts listening with `backlog`.
 pub fn listen(port: u16, backlog: i32) -> std::io::Result<Fd> {

@@ -79,6 +79,11 @@ impl Server {
         false
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn db_path(&self) -> PathBuf {
         self.dir.join("storage/db/test.sqlite3")
     }

@@ -26,6 +26,8 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         },
         move |_, res, banned| match banned? {
             Ok(()) => {
+                // After the commit: the banned user's sockets close and do not come back.
+                crate::cable::disconnect_user(user_id);
                 respond::redirect(res, &format!("/users/{user_id}"));
                 Ok(())
             }

@@ -96,13 +96,21 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             let now = db::time::now_us();
             db::rooms::update(c, id, Some(&name), Kind::Closed, now)?;
             let selected = existing_users(c, &ids)?;
-            db::memberships::revise(c, id, &selected, Involvement::Mentions, now)?;
-            db::memberships::user_ids(c, id)
+            let revoked = db::memberships::revise(c, id, &selected, Involvement::Mentions, now)?;
+            Ok((db::memberships::user_ids(c, id)?, revoked))
         },
         move |_cx, res, result| {
+            let (members, revoked) = result?;
             let html = sidebars::shared_stream(Place::Replace, Kind::Closed, id, &shown);
-            for m in result? {
+            for m in members {
                 rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
+            }
+            // People taken out of the room lose it from their sidebar and stop receiving its
+            // messages at once (spec/06 §5.3), not at their next reconnect.
+            let gone = sidebars::remove_stream(Kind::Closed, id);
+            for u in revoked {
+                rooms::broadcast_html(&rooms::user_rooms_stream(u), &gone);
+                crate::cable::membership_removed(u, id);
             }
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
