@@ -11,6 +11,8 @@
 //! 6. version headers `X-Version` / `X-Rev`;
 //! 7. `require_unauthenticated_access` — signed-in users are sent to `/`.
 //!
+//! Routes with `Auth::Capability` (Active Storage files, spec/02 §4.15) skip the whole chain.
+//!
 //! Plus the headers every response carries (spec/02 §1.1).
 
 use super::cookies;
@@ -31,6 +33,10 @@ pub enum Gate {
 /// Runs the chain for `rq`. `Err` answers with that error; `Ok(Answered)` means `res` is
 /// complete.
 pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gate, AppError> {
+    // Active Storage's controllers are not application controllers: none of the chain applies.
+    if rq.route.access.auth == Auth::Capability {
+        return Ok(Gate::Pass);
+    }
     if browser::blocked(rq.header(b"user-agent")) {
         controllers::sessions::incompatible_browser(cx, rq, res)?;
         return Ok(Gate::Answered);

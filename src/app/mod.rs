@@ -30,6 +30,7 @@ pub mod rate_limit;
 pub mod request;
 pub mod respond;
 pub mod room_streams;
+pub mod storage;
 pub mod router;
 pub mod test_routes;
 pub mod worker;

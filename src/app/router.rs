@@ -35,6 +35,9 @@ pub enum Auth {
     Optional,
     /// Only signed-out visitors; a signed-in user is redirected to `/`.
     SignedOut,
+    /// Outside the application's gates altogether (Active Storage's controllers): no browser
+    /// gate, no session lookup, no ban check; the URL itself is the capability.
+    Capability,
 }
 
 /// The default: signed-in users, forgery-protected, no bots.
@@ -47,6 +50,8 @@ pub const SIGNED_OUT: Access = Access { auth: Auth::SignedOut, bots: false, forg
 pub const BOT_API: Access = Access { auth: Auth::Required, bots: true, forgery: true };
 /// The PWA files: anyone, no forgery protection.
 pub const PWA: Access = Access { auth: Auth::Optional, bots: false, forgery: false };
+/// Active Storage files (GET only): none of the application's gates run.
+pub const FILES: Access = Access { auth: Auth::Capability, bots: false, forgery: false };
 
 /// The response format asked for by the path suffix (`.json`), when there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +113,11 @@ pub fn recognize(method: Method, path: &[u8]) -> Option<Route<'_>> {
         n += 1;
     }
     let mut format = Format::None;
+    // Active Storage URLs end in the blob's file name, dots and all: no format suffix there.
+    if n > 0 && segs[0] == b"rails" {
+        let (action, access, params, name) = table(method, &segs[..n])?;
+        return Some(Route { action, access, params, format, name });
+    }
     if n > 0 {
         let (last, suffix) = split_format(segs[n - 1])?;
         segs[n - 1] = last;
@@ -170,12 +180,12 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         }
 
         // account
-        [b"account", b"users"] if get => (UNBUILT, SIGNED_IN, p, "accounts/users#index"), // accounts::users::index
+        [b"account", b"users"] if get => (account_users::index, SIGNED_IN, p, "accounts/users#index"),
         [b"account", b"users", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#update") // accounts::users::update
+            (account_users::update, SIGNED_IN, Params { id, ..p }, "accounts/users#update")
         }
         [b"account", b"users", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy") // accounts::users::destroy
+            (account_users::destroy, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy")
         }
         [b"account", b"bots", id, b"key"] if update => {
             (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots/keys#update") // accounts::bots::keys::update
@@ -194,15 +204,15 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         }
         [b"account", b"join_code"] if m == Post => (join_codes::create, SIGNED_IN, p, "accounts/join_codes#create"),
         [b"account", b"logo"] if get => (logos::show, ANYONE, p, "accounts/logos#show"),
-        [b"account", b"logo"] if m == Delete => (UNBUILT, SIGNED_IN, p, "accounts/logos#destroy"), // accounts::logos::destroy
+        [b"account", b"logo"] if m == Delete => (logos::destroy, SIGNED_IN, p, "accounts/logos#destroy"),
         [b"account", b"custom_styles", b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#edit") // accounts::custom_styles::edit
+            (custom_styles::edit, SIGNED_IN, p, "accounts/custom_styles#edit")
         }
         [b"account", b"custom_styles"] if update => {
-            (UNBUILT, SIGNED_IN, p, "accounts/custom_styles#update") // accounts::custom_styles::update
+            (custom_styles::update, SIGNED_IN, p, "accounts/custom_styles#update")
         }
-        [b"account", b"edit"] if get => (UNBUILT, SIGNED_IN, p, "accounts#edit"), // accounts::edit
-        [b"account"] if update => (UNBUILT, SIGNED_IN, p, "accounts#update"), // accounts::update
+        [b"account", b"edit"] if get => (accounts::edit, SIGNED_IN, p, "accounts#edit"),
+        [b"account"] if update => (accounts::update, SIGNED_IN, p, "accounts#update"),
 
         // join links
         [b"join", join_code] if get => (users::new, SIGNED_OUT, Params { join_code, ..p }, "users#new"),
@@ -210,12 +220,20 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         [b"qr_code", id] if get => (UNBUILT, ANYONE, Params { id, ..p }, "qr_code#show"), // qr_code::show
 
+        // Active Storage files: capability URLs, no session needed.
+        [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
+            (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/blobs#show")
+        }
+        [b"rails", b"active_storage", b"representations", b"redirect" | b"proxy", id, _variation, _filename] if get => {
+            (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/representations#show")
+        }
+
         // users
         [b"users", user_id, b"avatar"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#show") // users::avatars::show
+            (avatars::show, SIGNED_IN, Params { user_id, ..p }, "users/avatars#show")
         }
         [b"users", user_id, b"avatar"] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/avatars#destroy") // users::avatars::destroy
+            (avatars::destroy, SIGNED_IN, Params { user_id, ..p }, "users/avatars#destroy")
         }
         [b"users", user_id, b"ban"] if m == Post => (bans::create, SIGNED_IN, Params { user_id, ..p }, "users/bans#create"),
         [b"users", user_id, b"ban"] if m == Delete => {
@@ -225,10 +243,10 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (sidebars::show, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show")
         }
         [b"users", user_id, b"profile"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show") // users::profiles::show
+            (profiles::show, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show")
         }
         [b"users", user_id, b"profile"] if update => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update") // users::profiles::update
+            (profiles::update, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update")
         }
         [b"users", user_id, b"push_subscriptions", push_subscription_id, b"test_notifications"] if m == Post => (
             UNBUILT, // users::push_subscriptions::test_notifications::create
@@ -248,7 +266,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             Params { user_id, id, ..p },
             "users/push_subscriptions#destroy",
         ),
-        [b"users", id] if get => (UNBUILT, SIGNED_IN, Params { id, ..p }, "users#show"), // users::show
+        [b"users", id] if get => (users_show::show, SIGNED_IN, Params { id, ..p }, "users#show"),
 
         [b"autocompletable", b"users"] if get => {
             (autocompletable_users::index, SIGNED_IN, p, "autocompletable/users#index")

@@ -24,6 +24,7 @@ pub mod writer;
 pub mod accounts;
 pub mod auth;
 pub mod bans;
+pub mod blobs;
 pub mod layout;
 pub mod boosts;
 pub mod memberships;

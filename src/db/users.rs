@@ -297,6 +297,33 @@ pub fn direct_partner_count(c: &Conn, user_id: i64) -> Result<i64> {
     Ok(if s.row()? { s.int(0) } else { 0 })
 }
 
+/// A person on the account settings page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Person {
+    pub id: i64,
+    pub name: String,
+    pub role: i64,
+    pub status: i64,
+    pub updated_at: i64,
+}
+
+/// People (no bots) for account settings, by LOWER(name): active ones, and banned ones too
+/// when `with_banned` (administrators see them); `limit`/`offset` page it.
+pub fn account_people(c: &Conn, with_banned: bool, limit: i64, offset: i64) -> Result<Vec<Person>> {
+    let mut s = c.prepare_cached(
+        "SELECT id, name, role, status, updated_at FROM users \
+         WHERE role != 2 AND (status = 0 OR (?1 AND status = 2)) ORDER BY LOWER(name), id LIMIT ?2 OFFSET ?3",
+    )?;
+    s.bind(1, with_banned)?;
+    s.bind(2, limit)?;
+    s.bind(3, offset)?;
+    let mut people = Vec::new();
+    while s.step()? == Step::Row {
+        people.push(Person { id: s.int(0), name: s.string(1)?, role: s.int(2), status: s.int(3), updated_at: s.time(4)? });
+    }
+    Ok(people)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

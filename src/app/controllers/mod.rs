@@ -3,14 +3,20 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod account_users;
+pub mod accounts;
+pub mod active_storage_blobs;
 pub mod autocompletable_users;
+pub mod avatars;
 pub mod bans;
 pub mod boosts;
+pub mod custom_styles;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
 pub mod logos;
 pub mod messages;
+pub mod profiles;
 pub mod room_forms;
 pub mod rooms;
 pub mod rooms_closeds;
@@ -22,4 +28,5 @@ pub mod searches;
 pub mod sessions;
 pub mod sidebars;
 pub mod users;
+pub mod users_show;
 pub mod welcome;

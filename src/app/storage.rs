@@ -1,0 +1,237 @@
+//! Active Storage on disk (spec/01 §12.3): the one place that knows where a blob's file lives
+//! (`<STORAGE_PATH>/files/ab/cd/abcd…`), writes an uploaded file there, reads and deletes it,
+//! and works out what Rails records about a file (content type, MD5 checksum, image size).
+//!
+//! Files are written without fsync: an upload is rare and its rows commit after the file is
+//! in place, so a crash loses at most a file nobody refers to yet.
+
+use crate::crypto::{base64, token};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The path of the blob stored under `key`, or `None` for a key that is not Rails' shape
+/// (so a key from the database can never walk out of the folder).
+pub fn blob_path(storage: &Path, key: &str) -> Option<PathBuf> {
+    let b = key.as_bytes();
+    if b.len() < 4 || b.len() > 64 || !b.iter().all(u8::is_ascii_alphanumeric) {
+        return None;
+    }
+    let mut p = storage.join("files");
+    p.push(key.get(0..2)?);
+    p.push(key.get(2..4)?);
+    p.push(key);
+    Some(p)
+}
+
+/// What Rails records about a stored file.
+pub struct Stored {
+    pub key: String,
+    pub content_type: &'static str,
+    pub byte_size: i64,
+    pub checksum: String,
+    pub metadata: String,
+}
+
+/// Writes `data` under a fresh random key (via a temporary name, then rename, so a reader
+/// never sees half a file) and describes it. `declared` is the client's content type, used
+/// only when the bytes are not a known image.
+pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored> {
+    let key_bytes = token::blob_key();
+    let key = String::from_utf8_lossy(&key_bytes).into_owned();
+    let path = blob_path(storage, &key).ok_or_else(|| io::Error::other("bad blob key"))?;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("part");
+    fs::write(&tmp, data)?;
+    fs::rename(&tmp, &path)?;
+    let content_type = content_type(data, declared);
+    let metadata = match image_size(data) {
+        Some((w, h)) => format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"analyzed\":true}}"),
+        None => "{\"identified\":true,\"analyzed\":true}".to_string(),
+    };
+    let mut checksum = Vec::with_capacity(24);
+    base64::encode(base64::Alphabet::Standard, true, &md5(data), &mut checksum);
+    Ok(Stored {
+        key,
+        content_type,
+        byte_size: data.len() as i64,
+        checksum: String::from_utf8_lossy(&checksum).into_owned(),
+        metadata,
+    })
+}
+
+/// The bytes of the blob stored under `key`.
+pub fn read(storage: &Path, key: &str) -> io::Result<Vec<u8>> {
+    fs::read(blob_path(storage, key).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?)
+}
+
+/// Deletes the files of blobs whose rows are gone; a file already missing is fine.
+pub fn delete(storage: &Path, keys: &[String]) {
+    for key in keys {
+        if let Some(p) = blob_path(storage, key) {
+            if let Err(e) = fs::remove_file(&p) {
+                if e.kind() != io::ErrorKind::NotFound {
+                    eprintln!("storage: cannot delete {}: {e}", p.display());
+                }
+            }
+        }
+    }
+}
+
+/// The content type from the file's first bytes for the image types browsers show; otherwise
+/// the declared type when it looks like `type/subtype`, else `application/octet-stream`.
+pub fn content_type(data: &[u8], declared: &[u8]) -> &'static str {
+    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if data.starts_with(b"\xff\xd8\xff") {
+        "image/jpeg"
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        "image/gif"
+    } else if data.len() >= 12 && data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
+        "image/webp"
+    } else {
+        match declared {
+            b"image/svg+xml" => "image/svg+xml",
+            b"text/plain" => "text/plain",
+            b"application/pdf" if data.starts_with(b"%PDF") => "application/pdf",
+            _ => "application/octet-stream",
+        }
+    }
+}
+
+/// Width and height of a PNG, GIF, JPEG or WebP image.
+pub fn image_size(d: &[u8]) -> Option<(u32, u32)> {
+    let be16 = |i: usize| Some(u16::from_be_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
+    let le16 = |i: usize| Some(u16::from_le_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
+    let be32 = |i: usize| Some(u32::from_be_bytes(d.get(i..i + 4)?.try_into().ok()?));
+    match content_type(d, b"") {
+        "image/png" => Some((be32(16)?, be32(20)?)),
+        "image/gif" => Some((le16(6)?, le16(8)?)),
+        "image/jpeg" => {
+            // Walk the marker segments to the first start-of-frame.
+            let mut i = 2;
+            loop {
+                if *d.get(i)? != 0xff {
+                    return None;
+                }
+                let marker = *d.get(i + 1)?;
+                let len = be16(i + 2)? as usize;
+                if (0xc0..=0xcf).contains(&marker) && !matches!(marker, 0xc4 | 0xc8 | 0xcc) {
+                    return Some((be16(i + 7)?, be16(i + 5)?));
+                }
+                i += 2 + len;
+            }
+        }
+        "image/webp" => match d.get(12..16)? {
+            b"VP8X" => {
+                let w = u32::from_le_bytes([*d.get(24)?, *d.get(25)?, *d.get(26)?, 0]) + 1;
+                let h = u32::from_le_bytes([*d.get(27)?, *d.get(28)?, *d.get(29)?, 0]) + 1;
+                Some((w, h))
+            }
+            b"VP8 " => Some((le16(26)? & 0x3fff, le16(28)? & 0x3fff)),
+            b"VP8L" => {
+                let b = u32::from_le_bytes(d.get(21..25)?.try_into().ok()?);
+                Some(((b & 0x3fff) + 1, ((b >> 14) & 0x3fff) + 1))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// MD5 (RFC 1321), for Active Storage's `checksum` column only: Rails verifies downloads
+/// against it. Not used for anything that needs a secure hash.
+pub fn md5(data: &[u8]) -> [u8; 16] {
+    const S: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    let k: [u32; 64] = std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32);
+    let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_le_bytes());
+    for chunk in msg.chunks_exact(64) {
+        let m: [u32; 16] = std::array::from_fn(|i| {
+            let w = i * 4;
+            u32::from_le_bytes([chunk[w], chunk[w + 1], chunk[w + 2], chunk[w + 3]])
+        });
+        let [mut a, mut b, mut c, mut d] = h;
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let t = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(a.wrapping_add(f).wrapping_add(k[i]).wrapping_add(m[g]).rotate_left(S[i]));
+            a = t;
+        }
+        h = [h[0].wrapping_add(a), h[1].wrapping_add(b), h[2].wrapping_add(c), h[3].wrapping_add(d)];
+    }
+    let mut out = [0u8; 16];
+    for (i, w) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn md5_vectors() {
+        assert_eq!(hex(&md5(b"")), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(hex(&md5(b"abc")), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(
+            hex(&md5(b"12345678901234567890123456789012345678901234567890123456789012345678901234567890")),
+            "57edf4a22be3c955ac49da2e2107b67a"
+        );
+    }
+
+    #[test]
+    fn paths_follow_the_rails_layout_and_refuse_odd_keys() {
+        let root = Path::new("/s");
+        assert_eq!(blob_path(root, "abcdef123").unwrap(), Path::new("/s/files/ab/cd/abcdef123"));
+        assert_eq!(blob_path(root, "../x/../y"), None);
+        assert_eq!(blob_path(root, "ab/"), None);
+        assert_eq!(blob_path(root, "abc"), None);
+    }
+
+    #[test]
+    fn sniffs_types_and_sizes() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&[0, 0, 0, 64, 0, 0, 0, 32]);
+        assert_eq!(content_type(&png, b"text/html"), "image/png");
+        assert_eq!(image_size(&png), Some((64, 32)));
+        assert_eq!(image_size(b"GIF89a\x10\x00\x08\x00"), Some((16, 8)));
+        let jpeg = [0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xc0, 0, 11, 8, 0, 20, 0, 30];
+        assert_eq!(image_size(&jpeg), Some((30, 20)));
+        assert_eq!(image_size(&jpeg[..12]), None, "a cut-off file has no size");
+        assert_eq!(content_type(b"<html>", b"text/html"), "application/octet-stream");
+    }
+
+    #[test]
+    fn writes_reads_and_deletes() {
+        let dir = std::env::temp_dir().join(format!("cr-storage-{}", std::process::id()));
+        let s = write(&dir, b"abc", b"text/plain").unwrap();
+        assert_eq!((s.content_type, s.byte_size, s.checksum.as_str()), ("text/plain", 3, "kAFQmDzST7DWlj99KOF/cg=="));
+        assert_eq!(read(&dir, &s.key).unwrap(), b"abc");
+        delete(&dir, std::slice::from_ref(&s.key));
+        assert!(read(&dir, &s.key).is_err());
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
