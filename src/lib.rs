@@ -15,5 +15,7 @@ pub mod richtext;
 pub mod views;
 pub mod assets;
 pub mod app;
+pub mod cache;
+pub mod gzip;
 pub mod cable;
 pub mod config;

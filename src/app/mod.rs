@@ -8,7 +8,10 @@
 //!    addresses, version headers — spec/02 §1.2, in that order;
 //! 5. the action: returns `Flow::Done` with the response filled, or parks the connection
 //!    while the writer (`Ctx::write`) or the worker (`Ctx::work`) does its part (flow.rs);
-//! 6. errors (`AppError`) become statuses and pages in one place, `errors::render`.
+//! 6. errors (`AppError`) become statuses and pages in one place, `errors::render`;
+//! 7. the finished response is gzipped when the client accepts it (`crate::gzip`), and a
+//!    signed-in GET of a cacheable page is stored in the loop's response cache
+//!    (`crate::cache`), which answers the same request after step 4 until the data changes.
 //!
 //! Controllers are plain functions `fn(&mut Ctx, &mut Req, &mut Response) -> Result<Flow, AppError>`
 //! in `controllers/<rails controller>.rs`; see docs/architecture.md "How to add a controller".
@@ -37,6 +40,7 @@ pub use errors::AppError;
 pub use flow::Ticket;
 pub use request::{Current, Req};
 
+use crate::cache::{Cache, Stamp};
 use crate::config::Config;
 use crate::crypto::Keys;
 use crate::db::{self, Conn, Writer};
@@ -146,6 +150,11 @@ pub struct Ctx {
     params: Params,
     /// Reused buffers for verifying cookies.
     pub scratch: crate::crypto::Scratch,
+    /// This loop's whole-response cache.
+    pub cache: Cache,
+    gzip: crate::gzip::Gzip,
+    /// Reused buffer the gzip body is written into (it then holds the previous body).
+    gzip_scratch: Vec<u8>,
 }
 
 impl Ctx {
@@ -162,6 +171,9 @@ impl Ctx {
             sign_in_limiter: Arc::clone(&shared.sign_in_limiter),
             params: Params::default(),
             scratch: crate::crypto::Scratch::default(),
+            cache: Cache::new(Cache::budget_from_env(shared.config.loops)),
+            gzip: crate::gzip::Gzip::new(crate::gzip::LEVEL),
+            gzip_scratch: Vec::new(),
         })
     }
 }
@@ -189,17 +201,30 @@ impl Handler for Ctx {
         }
         let mut params = std::mem::take(&mut self.params);
         params.clear();
+        let gzip = crate::gzip::accepts(req);
+        self.cache.begin_request();
         // One read transaction for all of the request's queries: SQLite takes and drops its
         // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
         // request sees one consistent snapshot. Failing to begin only costs that saving.
-        let snapshot = self.db.exec("BEGIN").is_ok();
-        let flow = pipeline(self, req, res, call, &mut params);
+        // Cached statements: `exec` would parse the SQL (and allocate) on every request.
+        let snapshot = self.db.prepare_cached("BEGIN").and_then(|mut s| s.run()).is_ok();
+        // The data version, as the transaction's first read: it names the very snapshot that
+        // authentication and rendering read (cache.rs), at no extra lock round trip.
+        let stamp = if matches!(req.method, Method::Get | Method::Head) { self.cache.stamp(&self.db) } else { None };
+        let flow = pipeline(self, req, res, call, &mut params, stamp, gzip);
         if snapshot && !self.db.is_autocommit() {
-            if let Err(e) = self.db.exec("COMMIT") {
+            if let Err(e) = self.db.prepare_cached("COMMIT").and_then(|mut s| s.run()) {
                 eprintln!("app: ending the read transaction failed: {e}");
             }
         }
         self.params = params;
+        if matches!(flow, Flow::Done) && !self.cache.served() {
+            crate::gzip::finish(res, gzip, &mut self.gzip, &mut self.gzip_scratch);
+            if let (Some(before), Method::Get) = (stamp, req.method) {
+                let after = self.cache.stamp(&self.db);
+                self.cache.admit(before, after, res);
+            }
+        }
         flow
     }
 
@@ -223,7 +248,15 @@ impl Handler for Ctx {
 /// Steps 2–6 of the module comment. Nothing is written to `res` before the action has run:
 /// a parked request's response is filled later, and bytes left in `res` at that point would
 /// belong to whatever the loop answers next.
-fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx>, params: &mut Params) -> Flow {
+fn pipeline(
+    cx: &mut Ctx,
+    req: &Request,
+    res: &mut Response,
+    call: &mut Call<Ctx>,
+    params: &mut Params,
+    stamp: Option<Stamp>,
+    gzip: bool,
+) -> Flow {
     params.add_urlencoded(req.query);
     if req.is_form() {
         params.add_urlencoded(req.body);
@@ -256,7 +289,14 @@ fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx
     let params: &Params = params;
     let mut rq = Req::new(req, method, route, params, ip, call);
     let result = match gates::run(cx, &mut rq, res) {
-        Ok(gates::Gate::Pass) => (route.action)(cx, &mut rq, res),
+        Ok(gates::Gate::Pass) => {
+            if let (Some(stamp), Some(user_id)) = (stamp, cacheable(&rq)) {
+                if cx.cache.lookup(stamp, user_id, req, gzip, res) {
+                    return Flow::Done;
+                }
+            }
+            (route.action)(cx, &mut rq, res)
+        }
         Ok(gates::Gate::Answered) => Ok(Flow::Done),
         Err(e) => Err(e),
     };
@@ -277,6 +317,27 @@ fn pipeline(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<Ctx
         }
     }
     Flow::Done
+}
+
+/// The signed-in user whose GET of a cacheable page this is: the read-only pages whose bytes
+/// depend on nothing but the data, the user and the request's key headers (cache.rs).
+/// Bot-key requests are not cached.
+fn cacheable(rq: &Req) -> Option<i64> {
+    const PAGES: [&str; 9] = [
+        "rooms#show",
+        "rooms/opens#show",
+        "rooms/closeds#show",
+        "rooms/involvements#show",
+        "messages#index",
+        "messages#show",
+        "users/sidebars#show",
+        "searches#index",
+        "autocompletable/users#index",
+    ];
+    if rq.by_bot_key || !matches!(rq.method, Method::Get | Method::Head) || !PAGES.contains(&rq.route.name) {
+        return None;
+    }
+    rq.user().map(|u| u.id)
 }
 
 /// Rack::MethodOverride: a POST may say it is a PATCH, PUT or DELETE through the `_method`

@@ -65,6 +65,26 @@ impl Response {
         &mut self.body
     }
 
+    /// The value of the first header line named `name` (ASCII case-insensitive), if any.
+    pub fn header_value(&self, name: &str) -> Option<&[u8]> {
+        self.headers.split(|&b| b == b'\n').find_map(|line| {
+            let line = line.strip_suffix(b"\r")?;
+            let colon = line.iter().position(|&b| b == b':')?;
+            let (n, v) = line.split_at(colon);
+            n.eq_ignore_ascii_case(name.as_bytes()).then(|| v.get(1..).unwrap_or_default().trim_ascii())
+        })
+    }
+
+    /// The header lines added so far, each ending in CRLF (what a response cache stores).
+    pub fn headers_raw(&self) -> &[u8] {
+        &self.headers
+    }
+
+    /// Appends header lines taken from `headers_raw` of an earlier response.
+    pub fn extend_headers_raw(&mut self, lines: &[u8]) {
+        self.headers.extend_from_slice(lines);
+    }
+
     /// Sends `b` as the body without copying it.
     pub fn set_static_body(&mut self, b: &'static [u8]) {
         self.kind = Body::Static(b);
