@@ -173,10 +173,19 @@ test("two people in one room: messages, typing, edit, delete, unread badge, boos
   await editor.click();
   await a.keyboard.type("Lunch at noon?");
   const indicator = b.locator(".typing-indicator");
-  await b.waitForFunction(() => {
+  // A `start` shows for 5 s; on a loaded machine B may look later than that, so A keeps the
+  // editor changing (a space typed and taken back) until B has seen it, as a typist would.
+  const typing = () => {
     const el = document.querySelector(".typing-indicator");
     return el.classList.contains("typing-indicator--active") && el.textContent.includes("Ada Admin");
-  }, null, LIVE);
+  };
+  for (let tries = 0; ; tries++) {
+    const seen = await b.waitForFunction(typing, null, { timeout: 1500 }).then(() => true, () => false);
+    if (seen) break;
+    assert.ok(tries < 12, "B never saw A typing");
+    await a.keyboard.type(" ");
+    await a.keyboard.press("Backspace");
+  }
   assert.match(await indicator.textContent(), /Ada Admin/);
   await snap(a, b, "typing");
   await a.keyboard.press("Enter");
