@@ -111,10 +111,15 @@ test("send with bold and a mention, boost, search, edit, delete; screenshots", a
   const editor = page.locator("trix-editor#message_body");
   await editor.click();
   await page.keyboard.type("Coffee is ready, ");
-  // Wait for Trix to take Ctrl+B before typing on: under load the keystroke can outrun it.
-  await page.keyboard.press("Control+b");
-  await page.waitForFunction(() =>
-    document.querySelector("trix-editor#message_body").editor.attributeIsActive("bold"));
+  // Wait for Trix to take Ctrl+B before typing on. Under load the toggle was lost outright in 2 of
+  // 6 `make e2e` runs (likely Trix recomputing its current attributes from a late selection update
+  // of the text typed before; not pinned down): press again until bold is on, as a person would.
+  const boldOn = () => document.querySelector("trix-editor#message_body").editor.attributeIsActive("bold");
+  for (let tries = 0; ; tries++) {
+    if (!(await page.evaluate(boldOn))) await page.keyboard.press("Control+b");
+    if (await page.waitForFunction(boldOn, null, { timeout: 2000 }).then(() => true, () => false)) break;
+    assert.ok(tries < 10, "Trix never took Ctrl+B");
+  }
   await page.keyboard.type("really strong");
   await page.keyboard.press("Control+b");
   await page.keyboard.type(" today ");
