@@ -16,4 +16,5 @@ pub mod views;
 pub mod assets;
 pub mod app;
 pub mod cable;
+pub mod qr;
 pub mod config;
