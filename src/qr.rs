@@ -116,7 +116,7 @@ struct Bits {
 impl Bits {
     fn push(&mut self, value: u32, n: usize) {
         for i in (0..n).rev() {
-            if self.len % 8 == 0 {
+            if self.len.is_multiple_of(8) {
                 self.bytes.push(0);
             }
             if (value >> i) & 1 == 1 {
@@ -294,7 +294,8 @@ impl Code {
         for (i, &cx) in centres.iter().enumerate() {
             for (j, &cy) in centres.iter().enumerate() {
                 // The three corners taken by finder patterns get none.
-                if (i == 0 && j == 0) || (i == 0 && j == last) || (i == last && j == 0) {
+                let corner = (i == 0 || i == last) && (j == 0 || j == last);
+                if corner && (i, j) != (last, last) {
                     continue;
                 }
                 for dy in -2i32..=2 {
