@@ -18,4 +18,5 @@ pub mod app;
 pub mod cache;
 pub mod gzip;
 pub mod cable;
+pub mod qr;
 pub mod config;

@@ -173,10 +173,10 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"session"] if m == Post => (sessions::create, ANYONE, p, "sessions#create"),
         [b"session"] if m == Delete => (sessions::destroy, SIGNED_IN, p, "sessions#destroy"),
         [b"session", b"transfers", id] if get => {
-            (UNBUILT, ANYONE, Params { id, ..p }, "sessions/transfers#show") // sessions::transfers::show
+            (sessions_transfers::show, ANYONE, Params { id, ..p }, "sessions/transfers#show")
         }
         [b"session", b"transfers", id] if update => {
-            (UNBUILT, ANYONE, Params { id, ..p }, "sessions/transfers#update") // sessions::transfers::update
+            (sessions_transfers::update, ANYONE, Params { id, ..p }, "sessions/transfers#update")
         }
 
         // account
@@ -218,7 +218,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"join", join_code] if get => (users::new, SIGNED_OUT, Params { join_code, ..p }, "users#new"),
         [b"join", join_code] if m == Post => (users::create, SIGNED_OUT, Params { join_code, ..p }, "users#create"),
 
-        [b"qr_code", id] if get => (UNBUILT, ANYONE, Params { id, ..p }, "qr_code#show"), // qr_code::show
+        [b"qr_code", id] if get => (qr_code::show, ANYONE, Params { id, ..p }, "qr_code#show"),
 
         // Active Storage files: capability URLs, no session needed.
         [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
@@ -403,8 +403,8 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"unfurl_link"] if m == Post => (UNBUILT, SIGNED_IN, p, "unfurl_links#create"), // unfurl_links::create
 
         // PWA
-        [b"webmanifest"] if get => (UNBUILT, PWA, p, "pwa#manifest"), // pwa::manifest
-        [b"service-worker"] if get => (UNBUILT, PWA, p, "pwa#service_worker"), // pwa::service_worker
+        [b"webmanifest"] if get => (pwa::manifest, PWA, p, "pwa#manifest"),
+        [b"service-worker"] if get => (pwa::service_worker, PWA, p, "pwa#service_worker"),
 
         _ => return None,
     })

@@ -7,9 +7,9 @@
 //! loop once that row is committed.
 
 use crate::app::layout::{self, Chrome, Page};
-use crate::app::{cookies, respond, AppError, Ctx, Flow, Req};
+use crate::app::{cookies, respond, AppError, Ctx, Flow, Req, Ticket};
 use crate::crypto::cookies::Session;
-use crate::db::{self, Job};
+use crate::db::{self, Job, Writer};
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -48,9 +48,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         return refuse(cx, rq, res, email);
     }
     let chrome = Chrome::of(cx, rq);
-    let mut session = rq.take_session(cx);
-    let user_agent = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
-    let ip = rq.ip.to_string();
+    let start = SessionStart::of(cx, rq);
     let writer = cx.writer.clone();
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
@@ -69,6 +67,37 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             });
             return;
         };
+        start.start(&writer, user_id, ticket);
+    });
+    if !queued {
+        eprintln!("app: sessions#create: worker queue full, answering 503");
+    }
+    Ok(Flow::Parked)
+}
+
+/// What starting a login session needs from the request, taken on the loop before it parks:
+/// the Rails session (for `return_to`), the client's address and browser.
+pub struct SessionStart {
+    session: Session,
+    ip: String,
+    user_agent: Option<String>,
+}
+
+impl SessionStart {
+    /// Takes the Rails session out of `rq` (it is written back by `start` when it held a
+    /// `return_to`) and notes the address and `User-Agent`.
+    pub fn of(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> SessionStart {
+        let session = rq.take_session(cx);
+        let user_agent = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
+        SessionStart { session, ip: rq.ip.to_string(), user_agent }
+    }
+
+    /// Rails' `start_new_session_for` + `redirect_to post_authenticating_url`: inserts a session
+    /// row for `user_id` through the writer, then answers through `ticket` with the new
+    /// `session_token` cookie and a 302 to the stored `return_to` (or `/`). Callable from any
+    /// thread (the loop, or the worker after a password check).
+    pub fn start(self, writer: &Writer, user_id: i64, ticket: Ticket) {
+        let SessionStart { mut session, ip, user_agent } = self;
         let token = new_session_token();
         let job_token = token.clone();
         let now = db::time::now_us();
@@ -87,11 +116,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
                 })
             },
         ));
-    });
-    if !queued {
-        eprintln!("app: sessions#create: worker queue full, answering 503");
     }
-    Ok(Flow::Parked)
 }
 
 /// A refused sign-in that needs no bcrypt (no password given).
