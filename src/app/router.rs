@@ -295,31 +295,31 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // bot API
         [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts"] if m == Post => (
-            UNBUILT, // messages::boosts::by_bots::create
+            boosts_by_bots::create,
             BOT_API,
             Params { room_id, bot_key, message_id, ..p },
             "messages/boosts/by_bots#create",
         ),
         [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts", id] if m == Delete => (
-            UNBUILT, // messages::boosts::by_bots::destroy
+            boosts_by_bots::destroy,
             BOT_API,
             Params { room_id, bot_key, message_id, id, ..p },
             "messages/boosts/by_bots#destroy",
         ),
         [b"rooms", room_id, bot_key, b"messages"] if get => {
-            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#index") // messages::by_bots::index
+            (messages_by_bots::index, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#index")
         }
         [b"rooms", room_id, bot_key, b"messages"] if m == Post => {
-            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#create") // messages::by_bots::create
+            (messages_by_bots::create, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#create")
         }
         [b"rooms", room_id, bot_key, b"messages", id] if update => (
-            UNBUILT, // messages::by_bots::update
+            messages_by_bots::update,
             BOT_API,
             Params { room_id, bot_key, id, ..p },
             "messages/by_bots#update",
         ),
         [b"rooms", room_id, bot_key, b"messages", id] if m == Delete => (
-            UNBUILT, // messages::by_bots::destroy
+            messages_by_bots::destroy,
             BOT_API,
             Params { room_id, bot_key, id, ..p },
             "messages/by_bots#destroy",
