@@ -3,6 +3,7 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod account_bots;
 pub mod account_users;
 pub mod accounts;
 pub mod active_storage_blobs;
