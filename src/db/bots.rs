@@ -103,3 +103,43 @@ pub fn create(c: &Conn, name: &str, bot_token: &str, webhook_url: Option<&str>, 
     }
     Ok(id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::rooms::{self, Kind};
+    use crate::db::testing::{one_int, user, TempDb, T0};
+
+    #[test]
+    fn create_lists_and_finds_active_bots() {
+        let (_db, c) = TempDb::with_schema();
+        let human = user(&c, "Zed");
+        let open = rooms::create_for(&c, Kind::Open, Some("Lobby"), human, &[], T0).unwrap();
+        rooms::create_for(&c, Kind::Direct, None, human, &[human], T0).unwrap();
+        let b = create(&c, "Bender", "AbCdEf123456", None, T0).unwrap();
+        let a = create(&c, "Alpha", "ZyXwVu987654", Some(""), T0).unwrap();
+        let names: Vec<String> = active(&c).unwrap().into_iter().map(|b| b.name).collect();
+        assert_eq!(names, ["Alpha", "Bender"], "by name, humans left out");
+        assert_eq!(find_active(&c, b).unwrap().map(|b| b.bot_token), Some("AbCdEf123456".into()));
+        assert_eq!(find_active(&c, human).unwrap(), None);
+        assert_eq!(shared_rooms(&c, b).unwrap(), [(open, "Lobby".to_string())]);
+        assert_eq!(webhook_url(&c, b).unwrap(), None, "no webhook_url: no row");
+        assert_eq!(webhook_url(&c, a).unwrap(), Some(String::new()), "a blank webhook_url still makes a row, as in Rails");
+    }
+
+    #[test]
+    fn set_webhook_updates_in_place_and_deletes_when_blank() {
+        let (_db, c) = TempDb::with_schema();
+        let b = create(&c, "Bender", "AbCdEf123456", None, T0).unwrap();
+        set_webhook(&c, b, Some("https://a.example/"), T0).unwrap();
+        let id = one_int(&c, "SELECT id FROM webhooks");
+        set_webhook(&c, b, Some("https://b.example/"), T0).unwrap();
+        assert_eq!(one_int(&c, "SELECT id FROM webhooks"), id);
+        assert_eq!(webhook_url(&c, b).unwrap().as_deref(), Some("https://b.example/"));
+        set_webhook(&c, b, Some("  "), T0).unwrap();
+        assert_eq!(one_int(&c, "SELECT count(*) FROM webhooks"), 0);
+        set_webhook(&c, b, Some("https://c.example/"), T0).unwrap();
+        set_webhook(&c, b, None, T0).unwrap();
+        assert_eq!(one_int(&c, "SELECT count(*) FROM webhooks"), 0);
+    }
+}
