@@ -52,6 +52,11 @@ fn create_from_raw_body() {
 
     assert_eq!(s.srv.send(&raw("POST", &messages_path(WATERCOOLER), "Hello 👋!")).status, 201);
     assert_eq!(last_plain_text(&s, WATERCOOLER), "Hello 👋!");
+
+    assert_eq!(s.srv.send(&raw("POST", &messages_path(WATERCOOLER), "Fish & chips")).status, 201);
+    let id = s.query_int("SELECT max(id) FROM messages");
+    let stored = s.query_text(&format!("SELECT body FROM action_text_rich_texts WHERE record_type = 'Message' AND record_id = {id}"));
+    assert!(stored.contains("Fish &amp; chips"), "stored as Action Text HTML: {stored}");
 }
 
 #[test]
