@@ -267,12 +267,6 @@ struct Body {
 pub fn message_json(db: &Conn, keys: &Keys, m: &Message, origin: &str, out: &mut Vec<u8>) -> db::Result<()> {
     use crate::crypto::json::write_string;
     let r = Renderer::new(db, keys);
-    let creator = r.person(m.creator_id)?;
-    let role = match users::find(db, m.creator_id)? {
-        Some(u) if u.is_bot() => "bot",
-        Some(u) if u.is_administrator() => "administrator",
-        _ => "member",
-    };
     let stored = messages::body(db, m.id)?.unwrap_or_default();
     let resolve = |sgid: &str| r.mention(sgid);
     let mut plain = richtext::plain_text(&stored, &resolve);
@@ -290,16 +284,32 @@ pub fn message_json(db: &Conn, keys: &Keys, m: &Message, origin: &str, out: &mut
     write_string(plain.as_bytes(), out);
     out.extend_from_slice(b",\"html\":");
     write_string(html.as_bytes(), out);
-    out.extend_from_slice(b"},\"creator\":{\"id\":");
-    out.extend_from_slice(creator.id.to_string().as_bytes());
+    out.extend_from_slice(b"},\"creator\":");
+    user_json(&r, m.creator_id, origin, out)?;
+    out.extend_from_slice(format!(",\"room\":{{\"id\":{}}},\"url\":", m.room_id).as_bytes());
+    write_string(format!("{origin}/rooms/{}/messages/{}", m.room_id, m.id).as_bytes(), out);
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends the user JSON of spec/02 §5.3 (`users/_user.json.jbuilder`): id, name, role
+/// (`bot`, `administrator` or `member`) and the absolute avatar URL.
+pub fn user_json(r: &Renderer<'_>, user_id: i64, origin: &str, out: &mut Vec<u8>) -> db::Result<()> {
+    use crate::crypto::json::write_string;
+    let person = r.person(user_id)?;
+    let role = match users::find(r.db, user_id)? {
+        Some(u) if u.is_bot() => "bot",
+        Some(u) if u.is_administrator() => "administrator",
+        _ => "member",
+    };
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(person.id.to_string().as_bytes());
     out.extend_from_slice(b",\"name\":");
-    write_string(creator.name.as_bytes(), out);
+    write_string(person.name.as_bytes(), out);
     out.extend_from_slice(b",\"role\":\"");
     out.extend_from_slice(role.as_bytes());
     out.extend_from_slice(b"\",\"avatar_url\":");
-    write_string(format!("{origin}{}", creator.avatar_url).as_bytes(), out);
-    out.extend_from_slice(format!("}},\"room\":{{\"id\":{}}},\"url\":", m.room_id).as_bytes());
-    write_string(format!("{origin}/rooms/{}/messages/{}", m.room_id, m.id).as_bytes(), out);
+    write_string(format!("{origin}{}", person.avatar_url).as_bytes(), out);
     out.push(b'}');
     Ok(())
 }

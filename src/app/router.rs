@@ -188,19 +188,19 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (account_users::destroy, SIGNED_IN, Params { id, ..p }, "accounts/users#destroy")
         }
         [b"account", b"bots", id, b"key"] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots/keys#update") // accounts::bots::keys::update
+            (account_bots::update_key, SIGNED_IN, Params { id, ..p }, "accounts/bots/keys#update")
         }
-        [b"account", b"bots"] if get => (UNBUILT, SIGNED_IN, p, "accounts/bots#index"), // accounts::bots::index
-        [b"account", b"bots"] if m == Post => (UNBUILT, SIGNED_IN, p, "accounts/bots#create"), // accounts::bots::create
-        [b"account", b"bots", b"new"] if get => (UNBUILT, SIGNED_IN, p, "accounts/bots#new"), // accounts::bots::new
+        [b"account", b"bots"] if get => (account_bots::index, SIGNED_IN, p, "accounts/bots#index"),
+        [b"account", b"bots"] if m == Post => (account_bots::create, SIGNED_IN, p, "accounts/bots#create"),
+        [b"account", b"bots", b"new"] if get => (account_bots::new, SIGNED_IN, p, "accounts/bots#new"),
         [b"account", b"bots", id, b"edit"] if get => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#edit") // accounts::bots::edit
+            (account_bots::edit, SIGNED_IN, Params { id, ..p }, "accounts/bots#edit")
         }
         [b"account", b"bots", id] if update => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#update") // accounts::bots::update
+            (account_bots::update, SIGNED_IN, Params { id, ..p }, "accounts/bots#update")
         }
         [b"account", b"bots", id] if m == Delete => {
-            (UNBUILT, SIGNED_IN, Params { id, ..p }, "accounts/bots#destroy") // accounts::bots::destroy
+            (account_bots::destroy, SIGNED_IN, Params { id, ..p }, "accounts/bots#destroy")
         }
         [b"account", b"join_code"] if m == Post => (join_codes::create, SIGNED_IN, p, "accounts/join_codes#create"),
         [b"account", b"logo"] if get => (logos::show, ANYONE, p, "accounts/logos#show"),
@@ -295,31 +295,31 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // bot API
         [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts"] if m == Post => (
-            UNBUILT, // messages::boosts::by_bots::create
+            boosts_by_bots::create,
             BOT_API,
             Params { room_id, bot_key, message_id, ..p },
             "messages/boosts/by_bots#create",
         ),
         [b"rooms", room_id, bot_key, b"messages", message_id, b"boosts", id] if m == Delete => (
-            UNBUILT, // messages::boosts::by_bots::destroy
+            boosts_by_bots::destroy,
             BOT_API,
             Params { room_id, bot_key, message_id, id, ..p },
             "messages/boosts/by_bots#destroy",
         ),
         [b"rooms", room_id, bot_key, b"messages"] if get => {
-            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#index") // messages::by_bots::index
+            (messages_by_bots::index, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#index")
         }
         [b"rooms", room_id, bot_key, b"messages"] if m == Post => {
-            (UNBUILT, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#create") // messages::by_bots::create
+            (messages_by_bots::create, BOT_API, Params { room_id, bot_key, ..p }, "messages/by_bots#create")
         }
         [b"rooms", room_id, bot_key, b"messages", id] if update => (
-            UNBUILT, // messages::by_bots::update
+            messages_by_bots::update,
             BOT_API,
             Params { room_id, bot_key, id, ..p },
             "messages/by_bots#update",
         ),
         [b"rooms", room_id, bot_key, b"messages", id] if m == Delete => (
-            UNBUILT, // messages::by_bots::destroy
+            messages_by_bots::destroy,
             BOT_API,
             Params { room_id, bot_key, id, ..p },
             "messages/by_bots#destroy",

@@ -27,6 +27,7 @@ pub mod bans;
 pub mod blobs;
 pub mod layout;
 pub mod boosts;
+pub mod bots;
 pub mod memberships;
 pub mod messages;
 pub mod rooms;

@@ -34,7 +34,8 @@ pub const PASSWORD: &str = "secret123456";
 /// bcrypt `$2a$12$` of PASSWORD.
 const PASSWORD_DIGEST: &str = "$2a$12$F2flUwzfpf3XY8EJNtSfeugfXWXQNoI4ybNQn5.Y05n.TBjjrNqvm";
 pub const JOIN_CODE: &str = "CRMu-l8Ge-KB9B";
-pub const BENDER_TOKEN: &str = "bender-bot-token-1234";
+/// Alphanumeric like Rails' `generate_bot_token`: a bot key is `<id>-<token>`, split at the first dash.
+pub const BENDER_TOKEN: &str = "BenderBotKey";
 
 const MINUTE_US: i64 = 60_000_000;
 

@@ -117,17 +117,43 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         return Err(AppError::Unprocessable("file uploads are not supported yet"));
     }
     let body = rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b)));
-    let plain = {
-        let r = Renderer::new(&cx.db, &cx.keys);
-        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
-    };
     let cmid = match rq.params.get_str("message[client_message_id]").filter(|s| !s.is_empty()) {
         Some(s) => s.to_owned(),
         None => String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned(),
     };
     let stream_answer = rq.wants_turbo_stream() || !accepts_only_html(rq);
+    post(cx, rq, &room, user.id, body, cmid, move |_, res, m, stream| {
+        if stream_answer {
+            res.status(200);
+            res.header("Content-Type", TURBO_STREAM);
+            res.body().extend_from_slice(stream);
+        } else {
+            respond::redirect(res, &format!("/rooms/{}", m.room_id));
+        }
+        Ok(())
+    })
+}
+
+/// The write path of every new text message (browser and bot API): stores the message with
+/// its search row, room touch and unread marks in one writer job, then — back on the loop
+/// after COMMIT — renders the partial once, broadcasts the `append` (M1) and the unread
+/// fan-out (U1), and hands the message and the stream bytes to `answer` to fill the response.
+/// `body` is already canonical rich text (`richtext::canonicalize_for_save`).
+pub(crate) fn post(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    room: &Room,
+    creator_id: i64,
+    body: Option<String>,
+    cmid: String,
+    answer: impl FnOnce(&mut Ctx, &mut Response, &Message, &[u8]) -> Result<(), AppError> + Send + 'static,
+) -> Result<Flow, AppError> {
+    let plain = {
+        let r = Renderer::new(&cx.db, &cx.keys);
+        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
+    };
     let now = db::time::now_us();
-    let (room_id, kind, creator_id) = (room.id, room.kind, user.id);
+    let (room_id, kind) = (room.id, room.kind);
     cx.write(
         rq,
         {
@@ -148,14 +174,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
             room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
             room_streams::broadcast_unreads(room_id, &members);
-            if stream_answer {
-                res.status(200);
-                res.header("Content-Type", TURBO_STREAM);
-                res.body().extend_from_slice(&stream);
-            } else {
-                respond::redirect(res, &format!("/rooms/{room_id}"));
-            }
-            Ok(())
+            answer(cx, res, &m, &stream)
         },
     )
 }
@@ -184,6 +203,31 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         return Ok(Flow::Done);
     };
     let body = richtext::canonicalize_for_save(&String::from_utf8_lossy(raw));
+    let json_origin = rq.wants_json().then(|| origin(cx, rq));
+    revise(cx, rq, &room, m, body, move |cx, res, fresh| {
+        match json_origin {
+            Some(origin) => {
+                res.status(200);
+                res.header("Content-Type", b"application/json; charset=utf-8");
+                message_view::message_json(&cx.db, &cx.keys, fresh, &origin, res.body())?;
+            }
+            None => respond::redirect(res, &format!("/rooms/{}/messages/{}", fresh.room_id, fresh.id)),
+        }
+        Ok(())
+    })
+}
+
+/// The write path of every edit (browser and bot API): replaces the body of `m` (in `room`)
+/// and its search row, then after COMMIT broadcasts the new presentation (M2, keeping
+/// scroll) and calls `answer` with the updated message. A message gone meanwhile is 404.
+pub(crate) fn revise(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    room: &Room,
+    m: Message,
+    body: String,
+    answer: impl FnOnce(&mut Ctx, &mut Response, &Message) -> Result<(), AppError> + Send + 'static,
+) -> Result<Flow, AppError> {
     let plain = {
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(&body, &|sgid: &str| mention(&r, sgid))
@@ -191,7 +235,6 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     let plain = if plain.is_empty() { messages::attachment(&cx.db, m.id)?.map(|a| a.filename).unwrap_or_default() } else { plain };
     let now = db::time::now_us();
     let kind = room.kind;
-    let json_origin = rq.wants_json().then(|| origin(cx, rq));
     cx.write(
         rq,
         move |c| messages::update(c, m.id, &body, &plain, now),
@@ -206,15 +249,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             let mut stream = Vec::with_capacity(presentation.len() + 128);
             views::streams::replace_maintain_scroll::render(&StreamView { target: &target, content: &presentation }, &mut Out::new(&mut stream));
             room_streams::broadcast_html(&room_streams::messages_stream(kind, fresh.room_id), &stream);
-            match json_origin {
-                Some(origin) => {
-                    res.status(200);
-                    res.header("Content-Type", b"application/json; charset=utf-8");
-                    message_view::message_json(&cx.db, &cx.keys, &fresh, &origin, res.body())?;
-                }
-                None => respond::redirect(res, &format!("/rooms/{}/messages/{}", fresh.room_id, fresh.id)),
-            }
-            Ok(())
+            answer(cx, res, &fresh)
         },
     )
 }
@@ -228,6 +263,27 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
     let m = message(cx, rq, &room)?;
     administer(rq, &m)?;
     let stream_answer = rq.wants_turbo_stream();
+    remove(cx, rq, &room, m, move |res, stream| {
+        if !stream_answer {
+            return Err(AppError::NotAcceptable);
+        }
+        res.status(200);
+        res.header("Content-Type", TURBO_STREAM);
+        res.body().extend_from_slice(stream);
+        Ok(())
+    })
+}
+
+/// The write path of every deletion (browser and bot API): destroys `m` with its boosts,
+/// body and search row, then after COMMIT broadcasts `remove` (M3) and calls `answer` with
+/// the stream bytes. A message gone meanwhile is 404.
+pub(crate) fn remove(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    room: &Room,
+    m: Message,
+    answer: impl FnOnce(&mut Response, &[u8]) -> Result<(), AppError> + Send + 'static,
+) -> Result<Flow, AppError> {
     let now = db::time::now_us();
     let kind = room.kind;
     cx.write(
@@ -239,20 +295,14 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
             let mut stream = Vec::with_capacity(96);
             views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));
             room_streams::broadcast_html(&room_streams::messages_stream(kind, m.room_id), &stream);
-            if !stream_answer {
-                return Err(AppError::NotAcceptable);
-            }
-            res.status(200);
-            res.header("Content-Type", TURBO_STREAM);
-            res.body().extend_from_slice(&stream);
-            Ok(())
+            answer(res, &stream)
         },
     )
 }
 
 /// `scheme://host` of the request, for the absolute URLs of JSON answers (https unless
 /// `DISABLE_SSL`, as the app is served behind TLS then).
-fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
+pub(crate) fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
     let host = rq.header(b"host").map(String::from_utf8_lossy).unwrap_or_default();
     format!("{}://{host}", if cx.env.secure_cookies { "https" } else { "http" })
 }

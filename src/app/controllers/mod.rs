@@ -3,6 +3,7 @@
 //! Nested Rails controllers (`Users::BansController`) are named after their resource here
 //! (`bans.rs`) when unambiguous.
 
+pub mod account_bots;
 pub mod account_users;
 pub mod accounts;
 pub mod active_storage_blobs;
@@ -10,12 +11,14 @@ pub mod autocompletable_users;
 pub mod avatars;
 pub mod bans;
 pub mod boosts;
+pub mod boosts_by_bots;
 pub mod custom_styles;
 pub mod first_runs;
 pub mod health;
 pub mod join_codes;
 pub mod logos;
 pub mod messages;
+pub mod messages_by_bots;
 pub mod profiles;
 pub mod pwa;
 pub mod qr_code;

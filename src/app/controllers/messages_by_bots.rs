@@ -1,0 +1,159 @@
+//! Messages::ByBotsController (spec/02 §5): the bot API's messages. A bot, authenticated by
+//! the key in the path (`/rooms/:room_id/:bot_key/messages`, see `gates.rs`), reads a room's
+//! messages as JSON and posts, edits and deletes its own messages with the raw request body
+//! as the text. Writes go through the browser controller's write path (`messages::post`,
+//! `revise`, `remove`), so the search row, unread marks and broadcasts are the same.
+//!
+//! Not here: attachments (`attachment` file field) are answered 422 until uploads exist, and
+//! no webhook is delivered (the outbound HTTP client does not exist yet).
+
+use super::bans::parse_id;
+use super::messages::{self as browser, origin};
+use crate::app::message_view;
+use crate::app::{AppError, Ctx, Flow, Req};
+use crate::db::messages::{self, Message};
+use crate::db::rooms::{self, Room};
+use crate::http::Response;
+use crate::richtext;
+
+const JSON: &[u8] = b"application/json; charset=utf-8";
+
+/// `GET /rooms/:room_id/:bot_key/messages[?before=<id>|after=<id>]`: a page of 40 as a JSON
+/// array (oldest first), `X-Total-Count` = the room's messages, and a `Link rel="next"` to
+/// the older page (or, with `after`, the newer one) when there is one.
+pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let anchor = |name: &str| -> Result<Option<i64>, AppError> {
+        match rq.params.get(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => {
+                let id = parse_id(v).ok_or(AppError::NotFound)?;
+                messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::NotFound)?;
+                Ok(Some(id))
+            }
+        }
+    };
+    let (before, after) = (anchor("before")?, anchor("after")?);
+    let list = match (before, after) {
+        (Some(id), _) => message_view::collect(|f| messages::page_before(&cx.db, room.id, id, f))?,
+        (None, Some(id)) => message_view::collect(|f| messages::page_after(&cx.db, room.id, id, f))?,
+        (None, None) => message_view::collect(|f| messages::last_page(&cx.db, room.id, f))?,
+    };
+    let origin = origin(cx, rq);
+    let next = match (after, list.first(), list.last()) {
+        (None, Some(first), _) if messages::page_before(&cx.db, room.id, first.id, |_| Ok(()))? > 0 => {
+            Some(("before", first.id))
+        }
+        (Some(_), _, Some(last)) if messages::page_after(&cx.db, room.id, last.id, |_| Ok(()))? > 0 => {
+            Some(("after", last.id))
+        }
+        _ => None,
+    };
+    res.status(200);
+    res.header("Content-Type", JSON);
+    res.header("X-Total-Count", messages::count(&cx.db, room.id)?.to_string().as_bytes());
+    if let Some((dir, id)) = next {
+        let key = String::from_utf8_lossy(rq.route.params.bot_key);
+        let link = format!("<{origin}/rooms/{}/{key}/messages?{dir}={id}>; rel=\"next\"", room.id);
+        res.header("Link", link.as_bytes());
+    }
+    let out = res.body();
+    out.push(b'[');
+    for (i, m) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        message_view::message_json(&cx.db, &cx.keys, m, &origin, out)?;
+    }
+    out.push(b']');
+    Ok(Flow::Done)
+}
+
+/// `POST /rooms/:room_id/:bot_key/messages`: the raw body becomes a message by the bot
+/// (blank → 422); 201 with `Location: <origin>/messages/<id>` and no body.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let bot_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
+    if rq.params.file("attachment", rq.http.body).is_some() {
+        return Err(AppError::Unprocessable("bot attachments are not supported yet"));
+    }
+    // Rails gives the raw text to Action Text, which takes it as HTML: the same canonical
+    // form as a browser body.
+    let text = raw_text(rq)?;
+    let body = richtext::canonicalize_for_save(&text);
+    let cmid = String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned();
+    let origin = origin(cx, rq);
+    browser::post(cx, rq, &room, bot_id, Some(body), cmid, move |_, res, m, _| {
+        res.status(201);
+        res.header("Location", format!("{origin}/messages/{}", m.id).as_bytes());
+        Ok(())
+    })
+}
+
+/// `PATCH/PUT /rooms/:room_id/:bot_key/messages/:id`: the bot's own message (404 outside
+/// the room, 403 when another user wrote it) gets the raw body as its text; 200 with the
+/// message JSON.
+pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = own_message(cx, rq, &room)?;
+    let text = raw_text(rq)?;
+    let body = richtext::canonicalize_for_save(&text);
+    let origin = origin(cx, rq);
+    browser::revise(cx, rq, &room, m, body, move |cx, res, fresh| {
+        res.status(200);
+        res.header("Content-Type", JSON);
+        message_view::message_json(&cx.db, &cx.keys, fresh, &origin, res.body())?;
+        Ok(())
+    })
+}
+
+/// `DELETE /rooms/:room_id/:bot_key/messages/:id`: same checks as `update`; 204.
+pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+    let room = room(cx, rq)?;
+    let m = own_message(cx, rq, &room)?;
+    browser::remove(cx, rq, &room, m, |res, _| {
+        res.status(204);
+        Ok(())
+    })
+}
+
+/// The room of the path among the bot's rooms; Rails answers a missing one with an empty 404.
+pub(crate) fn room(cx: &Ctx, rq: &Req<'_, '_>) -> Result<Room, AppError> {
+    let user_id = rq.user().map(|u| u.id).ok_or(AppError::Head(404))?;
+    let id = parse_id(rq.route.params.room_id).ok_or(AppError::Head(404))?;
+    rooms::find_for_user(&cx.db, user_id, id)?.ok_or(AppError::Head(404))
+}
+
+/// The message of the path in `room` (404) written by the bot (403).
+fn own_message(cx: &Ctx, rq: &Req<'_, '_>, room: &Room) -> Result<Message, AppError> {
+    let id = parse_id(rq.route.params.id).ok_or(AppError::Head(404))?;
+    let m = messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::Head(404))?;
+    match rq.user() {
+        Some(u) if u.id == m.creator_id => Ok(m),
+        _ => Err(AppError::Head(403)),
+    }
+}
+
+/// The whole request body as text (`RawRequestBody`): invalid UTF-8 is replaced, blank
+/// (empty or whitespace only) is 422. A body declared as JSON must parse, as Rails parses it
+/// before the action runs (400 otherwise).
+pub(crate) fn raw_text(rq: &Req<'_, '_>) -> Result<String, AppError> {
+    let body = rq.http.body;
+    let declared_json = rq
+        .header(b"content-type")
+        .is_some_and(|t| t.trim_ascii_start().get(..16).is_some_and(|p| p.eq_ignore_ascii_case(b"application/json")));
+    if declared_json && !is_json(body) {
+        return Err(AppError::BadRequest("body declared as JSON does not parse"));
+    }
+    let text = String::from_utf8_lossy(body);
+    if text.trim().is_empty() {
+        return Err(AppError::Unprocessable("blank body"));
+    }
+    Ok(text.into_owned())
+}
+
+/// True when `b` is one JSON value with nothing but whitespace around it.
+fn is_json(b: &[u8]) -> bool {
+    let mut r = crate::crypto::json::Reader::new(b);
+    r.value().is_ok() && r.peek().is_none()
+}
