@@ -7,90 +7,19 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve, dirname } from "node:path";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { startServer, launchBrowser, fillUser, FIRST_RUN_SUBMIT } from "./support.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-let server, dir, base, browser;
-
-function binary() {
-  const candidates = [
-    process.env.CAMPFIRE_BIN,
-    resolve(here, "../campfire-room"),
-    resolve(here, "../target/release/campfire-room"),
-    resolve(here, "../target/debug/campfire-room"),
-  ];
-  const found = candidates.find((p) => p && existsSync(p));
-  if (!found) throw new Error("no campfire-room binary: build it (make) or set CAMPFIRE_BIN");
-  return found;
-}
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.on("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-async function waitUp(url) {
-  const deadline = Date.now() + 15000;
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(url + "/up");
-      if (r.ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("campfire-room did not answer /up");
-}
-
-function sql(query) {
-  return execFileSync("sqlite3", [join(dir, "storage/db/e2e.sqlite3"), query], { encoding: "utf8" }).trim();
-}
+let srv, base, sql, browser;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "campfire-e2e-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(binary(), [], {
-    env: {
-      PORT: String(port),
-      STORAGE_PATH: join(dir, "storage"),
-      DATABASE_PATH: join(dir, "storage/db/e2e.sqlite3"),
-      DISABLE_SSL: "1",
-      CAMPFIRE_LOG: process.env.CAMPFIRE_LOG || "0",
-    },
-    stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
-  });
-  await waitUp(base);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  srv = await startServer("campfire-e2e-");
+  ({ base, sql } = srv);
+  browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  server?.kill("SIGTERM");
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  srv?.stop();
 });
 
 // Signs out the way the page's sign-out button does: a same-origin form POST with
@@ -156,10 +85,8 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   await page.waitForURL(/\/first_run$/);
   assert.equal(await page.title(), "Set up Campfire");
 
-  await page.fill('input[name="user[name]"]', "Ada Admin");
-  await page.fill('input[name="user[email_address]"]', "ada@example.com");
-  await page.fill('input[name="user[password]"]', "secret123456");
-  const created = await submit(page, 'form[action="/first_run"] button[type="submit"]', "/first_run");
+  await fillUser(page, "Ada Admin", "ada@example.com", "secret123456");
+  const created = await submit(page, FIRST_RUN_SUBMIT, "/first_run");
   assert.equal(created.status(), 302);
   assert.ok(await sessionCookie(context), "session_token cookie set");
   await assertLandsInARoom(page);
@@ -198,9 +125,7 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   const joinPage = await guest.newPage();
   await joinPage.goto(`${base}/join/${code}`);
   assert.equal(await joinPage.title(), "Sign up");
-  await joinPage.fill('input[name="user[name]"]', "Kevin");
-  await joinPage.fill('input[name="user[email_address]"]', "kevin@example.com");
-  await joinPage.fill('input[name="user[password]"]', "secret654321");
+  await fillUser(joinPage, "Kevin", "kevin@example.com", "secret654321");
   const joined = await submit(joinPage, `form[action="/join/${code}"] button[type="submit"]`, `/join/${code}`);
   assert.equal(joined.status(), 302);
   assert.ok(await sessionCookie(guest));

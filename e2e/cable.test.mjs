@@ -14,18 +14,12 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve, dirname } from "node:path";
-import { createServer } from "node:net";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import { createHmac, pbkdf2Sync } from "node:crypto";
 import WebSocket from "ws";
+import { startServer } from "./support.mjs";
 
 const require = createRequire(import.meta.url);
-const here = dirname(fileURLToPath(import.meta.url));
 const SECRET = "dummy";
 
 // The client library listens for page visibility and `online` events only; Node has neither.
@@ -34,46 +28,7 @@ globalThis.addEventListener ??= () => {};
 globalThis.removeEventListener ??= () => {};
 const ActionCable = require("@rails/actioncable");
 
-let server, dir, base, port;
-
-function binary() {
-  const candidates = [
-    process.env.CAMPFIRE_BIN,
-    resolve(here, "../campfire-room"),
-    resolve(here, "../target/release/campfire-room"),
-    resolve(here, "../target/debug/campfire-room"),
-  ];
-  const found = candidates.find((p) => p && existsSync(p));
-  if (!found) throw new Error("no campfire-room binary: build it (make) or set CAMPFIRE_BIN");
-  return found;
-}
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.on("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-async function waitUp(url) {
-  const deadline = Date.now() + 15000;
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(url + "/up");
-      if (r.ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("campfire-room did not answer /up");
-}
-
-function sql(query) {
-  return execFileSync("sqlite3", ["-cmd", ".timeout 5000", join(dir, "storage/db/e2e.sqlite3"), query], { encoding: "utf8" }).trim();
-}
+let srv, base, port, sql;
 
 // A same-origin form POST; returns the response (redirects not followed).
 function post(path, fields, cookie) {
@@ -134,22 +89,8 @@ async function until(what, f, ms = 10000) {
 let ada, bob;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "campfire-cable-"));
-  port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(binary(), [], {
-    env: {
-      PORT: String(port),
-      STORAGE_PATH: join(dir, "storage"),
-      DATABASE_PATH: join(dir, "storage/db/e2e.sqlite3"),
-      SECRET_KEY_BASE: SECRET,
-      DISABLE_SSL: "1",
-      CAMPFIRE_TEST_ROUTES: "1",
-      CAMPFIRE_LOG: process.env.CAMPFIRE_LOG || "0",
-    },
-    stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
-  });
-  await waitUp(base);
+  srv = await startServer("campfire-cable-", { SECRET_KEY_BASE: SECRET, CAMPFIRE_TEST_ROUTES: "1" });
+  ({ base, port, sql } = srv);
   const first = await post("/first_run", { "user[name]": "Ada", "user[email_address]": "ada@example.com", "user[password]": "secret123456" });
   assert.equal(first.status, 302);
   ada = sessionCookie(first);
@@ -162,8 +103,7 @@ before(async () => {
 });
 
 after(() => {
-  server?.kill("SIGTERM");
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  srv?.stop();
 });
 
 test("a member receives a room's messages; other rooms are rejected", async (t) => {

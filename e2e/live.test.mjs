@@ -9,90 +9,24 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve, dirname } from "node:path";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { startServer, launchBrowser, screenshotsDir, firstRun, fillUser, saved, openMenu } from "./support.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const shots = join(here, "screenshots");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const shots = screenshotsDir();
 const LIVE = { timeout: 20000 };
 
-let server, dir, base, browser;
-
-function binary() {
-  const candidates = [process.env.CAMPFIRE_BIN, resolve(here, "../campfire-room"), resolve(here, "../target/release/campfire-room"), resolve(here, "../target/debug/campfire-room")];
-  const found = candidates.find((p) => p && existsSync(p));
-  if (!found) throw new Error("no campfire-room binary: build it (make) or set CAMPFIRE_BIN");
-  return found;
-}
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.on("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-async function waitUp(url) {
-  const deadline = Date.now() + 15000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url + "/up")).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("campfire-room did not answer /up");
-}
-
-function sql(query) {
-  return execFileSync("sqlite3", ["-cmd", ".timeout 5000", join(dir, "storage/db/e2e.sqlite3"), query], { encoding: "utf8" }).trim();
-}
+let srv, base, sql, browser;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "campfire-e2e-live-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(binary(), [], {
-    env: {
-      PORT: String(port),
-      STORAGE_PATH: join(dir, "storage"),
-      DATABASE_PATH: join(dir, "storage/db/e2e.sqlite3"),
-      DISABLE_SSL: "1",
-      CAMPFIRE_LOG: process.env.CAMPFIRE_LOG || "0",
-    },
-    stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
-  });
-  await waitUp(base);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
-  mkdirSync(shots, { recursive: true });
+  srv = await startServer("campfire-e2e-live-");
+  ({ base, sql } = srv);
+  browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  server?.kill("SIGTERM");
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  srv?.stop();
 });
-
-// The saved message element (not the pending copy) whose text contains `text`.
-function saved(page, text) {
-  return page.locator("[data-message-id]", { hasText: text });
-}
-
-async function openMenu(page, message) {
-  await message.hover();
-  await message.locator("summary.message__options-btn").click();
-  await message.locator(".message__actions-menu .quick-boosts").waitFor();
-}
 
 // Records, per page, the channels the page's newest cable socket has had confirmed (read from
 // the WebSocket frames themselves), so the test can wait until a broadcast cannot be missed.
@@ -136,11 +70,7 @@ test("two people in one room: messages, typing, edit, delete, unread badge, boos
   const ctxA = await browser.newContext({ viewport: { width: 1024, height: 720 } });
   const a = await ctxA.newPage();
   a.on("dialog", (d) => d.accept());
-  await a.goto(base + "/first_run");
-  await a.fill('input[name="user[name]"]', "Ada Admin");
-  await a.fill('input[name="user[email_address]"]', "ada@example.com");
-  await a.fill('input[name="user[password]"]', "secret123456");
-  await Promise.all([a.waitForURL(/\/rooms\/\d+/), a.click('form[action="/first_run"] button[type="submit"]')]);
+  await firstRun(a, base);
   const roomId = sql("SELECT id FROM rooms ORDER BY id LIMIT 1");
 
   // A second open room, for the unread badge; made before B joins so B's sidebar lists it.
@@ -154,9 +84,7 @@ test("two people in one room: messages, typing, edit, delete, unread badge, boos
   b.on("dialog", (d) => d.accept());
   const code = sql("SELECT join_code FROM accounts");
   await b.goto(`${base}/join/${code}`);
-  await b.fill('input[name="user[name]"]', "Bea Brook");
-  await b.fill('input[name="user[email_address]"]', "bea@example.com");
-  await b.fill('input[name="user[password]"]', "secret654321");
+  await fillUser(b, "Bea Brook", "bea@example.com", "secret654321");
   await Promise.all([b.waitForURL(/\/rooms\/\d+/), b.click(`form[action="/join/${code}"] button[type="submit"]`)]);
   sql(`INSERT INTO memberships (room_id, user_id, involvement, created_at, updated_at) SELECT rooms.id, users.id, 'mentions', datetime('now'), datetime('now') FROM rooms, users WHERE rooms.type = 'Rooms::Open' AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.room_id = rooms.id AND m.user_id = users.id)`);
 

@@ -8,99 +8,29 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, existsSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve, dirname } from "node:path";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { startServer, launchBrowser, screenshotsDir, firstRun, saved, openMenu } from "./support.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const shots = join(here, "screenshots");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const shots = screenshotsDir();
 
-let server, dir, base, browser;
-
-function binary() {
-  const candidates = [process.env.CAMPFIRE_BIN, resolve(here, "../campfire-room"), resolve(here, "../target/release/campfire-room"), resolve(here, "../target/debug/campfire-room")];
-  const found = candidates.find((p) => p && existsSync(p));
-  if (!found) throw new Error("no campfire-room binary: build it (make) or set CAMPFIRE_BIN");
-  return found;
-}
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.on("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-async function waitUp(url) {
-  const deadline = Date.now() + 15000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url + "/up")).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("campfire-room did not answer /up");
-}
-
-function sql(query) {
-  return execFileSync("sqlite3", [join(dir, "storage/db/e2e.sqlite3"), query], { encoding: "utf8" }).trim();
-}
+let srv, base, sql, browser;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "campfire-e2e-messages-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(binary(), [], {
-    env: {
-      PORT: String(port),
-      STORAGE_PATH: join(dir, "storage"),
-      DATABASE_PATH: join(dir, "storage/db/e2e.sqlite3"),
-      DISABLE_SSL: "1",
-      CAMPFIRE_LOG: process.env.CAMPFIRE_LOG || "0",
-    },
-    stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
-  });
-  await waitUp(base);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
-  mkdirSync(shots, { recursive: true });
+  srv = await startServer("campfire-e2e-messages-");
+  ({ base, sql } = srv);
+  browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  server?.kill("SIGTERM");
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  srv?.stop();
 });
-
-// The message element (not the pending copy) whose text contains `text`.
-function saved(page, text) {
-  return page.locator("[data-message-id]", { hasText: text });
-}
-
-async function openMenu(page, message) {
-  await message.hover();
-  await message.locator("summary.message__options-btn").click();
-  await message.locator(".message__actions-menu .quick-boosts").waitFor();
-}
 
 test("send with bold and a mention, boost, search, edit, delete; screenshots", async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   page.on("dialog", (d) => d.accept());
-  await page.goto(base + "/first_run");
-  await page.fill('input[name="user[name]"]', "Ada Admin");
-  await page.fill('input[name="user[email_address]"]', "ada@example.com");
-  await page.fill('input[name="user[password]"]', "secret123456");
-  await Promise.all([page.waitForURL(/\/rooms\/\d+/), page.click('form[action="/first_run"] button[type="submit"]')]);
+  await firstRun(page, base);
   const now = new Date().toISOString().replace("T", " ").replace("Z", "");
   sql(`INSERT INTO users (name, email_address, role, status, created_at, updated_at) VALUES ('Kevin Lane', 'kevin@example.com', 0, 0, '${now}', '${now}')`);
   sql(`INSERT INTO memberships (room_id, user_id, involvement, created_at, updated_at) SELECT id, (SELECT id FROM users WHERE name = 'Kevin Lane'), 'mentions', '${now}', '${now}' FROM rooms`);
