@@ -53,11 +53,11 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
     if rq.by_bot_key && !access.bots {
         return Err(AppError::Head(403));
     }
-    let unsafe_method = !matches!(rq.method, Method::Get | Method::Head);
-    if unsafe_method && access.forgery && !rq.by_bot_key && !same_origin(rq) {
+    let writes = !matches!(rq.method, Method::Get | Method::Head);
+    if writes && access.forgery && !rq.by_bot_key && !same_origin(rq) {
         return Err(AppError::Unprocessable("forgery protection: cross-site request"));
     }
-    if unsafe_method && db::bans::is_banned(&cx.db, &rq.ip.to_string())? {
+    if writes && db::bans::is_banned(&cx.db, &rq.ip.to_string())? {
         return Err(AppError::Head(429));
     }
     rq.chain_passed = true;

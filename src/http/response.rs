@@ -50,7 +50,7 @@ impl Response {
     /// Content-Length and Connection itself; do not add them.
     pub fn header(&mut self, name: &str, value: &[u8]) {
         if value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) || name.bytes().any(|b| b <= b' ' || b == b':') {
-            eprintln!("response: dropped unsafe header {name:?}");
+            eprintln!("response: dropped header {name:?}: a bad name, or CR, LF or NUL in its value");
             return;
         }
         self.headers.extend_from_slice(name.as_bytes());

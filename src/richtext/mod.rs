@@ -77,7 +77,7 @@ impl Safe {
 
 /// Sanitizes arbitrary HTML with Action Text's allowlist: Rails safe-list tags plus
 /// `action-text-attachment`, `figure`, `figcaption`; unknown elements unwrapped, script-like
-/// ones dropped with their content; safe attributes only; unsafe URLs removed.
+/// ones dropped with their content; safe attributes only; dangerous URLs removed.
 pub fn sanitize(html: &str) -> Safe {
     let mut out = String::with_capacity(html.len());
     sanitizer::sanitize_into(html, &sanitizer::ACTION_TEXT, &mut out);

@@ -25,22 +25,7 @@ const TURBO_STREAM: &[u8] = b"text/vnd.turbo-stream.html; charset=utf-8";
 /// weak ETag and `Last-Modified` over the page, 304 when the client's copy is current.
 pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
-    let anchor = |name: &str| -> Result<Option<i64>, AppError> {
-        match rq.params.get(name).filter(|v| !v.is_empty()) {
-            None => Ok(None),
-            Some(v) => {
-                let id = parse_id(v).ok_or(AppError::NotFound)?;
-                messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::NotFound)?;
-                Ok(Some(id))
-            }
-        }
-    };
-    let (before, after) = (anchor("before")?, anchor("after")?);
-    let list = match (before, after) {
-        (Some(id), _) => message_view::collect(|f| messages::page_before(&cx.db, room.id, id, f))?,
-        (None, Some(id)) => message_view::collect(|f| messages::page_after(&cx.db, room.id, id, f))?,
-        (None, None) => message_view::collect(|f| messages::last_page(&cx.db, room.id, f))?,
-    };
+    let (list, _) = page(cx, rq, room.id)?;
     if list.is_empty() {
         res.status(204);
         return Ok(Flow::Done);
@@ -306,6 +291,30 @@ pub(crate) fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
     let host = rq.header(b"host").map(String::from_utf8_lossy).unwrap_or_default();
     format!("{}://{host}", if cx.env.secure_cookies { "https" } else { "http" })
 }
+
+/// The page `?before=<id>` or `?after=<id>` asks for (40 messages, oldest first), else the last
+/// page, with the `after` anchor if one was given; an anchor that is not a message of the room
+/// is a 404. Shared by the browser and the bot API.
+pub(crate) fn page(cx: &Ctx, rq: &Req<'_, '_>, room_id: i64) -> Result<(Vec<Message>, Option<i64>), AppError> {
+    let anchor = |name: &str| -> Result<Option<i64>, AppError> {
+        match rq.params.get(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => {
+                let id = parse_id(v).ok_or(AppError::NotFound)?;
+                messages::find_in_room(&cx.db, room_id, id)?.ok_or(AppError::NotFound)?;
+                Ok(Some(id))
+            }
+        }
+    };
+    let (before, after) = (anchor("before")?, anchor("after")?);
+    let list = match (before, after) {
+        (Some(id), _) => message_view::collect(|f| messages::page_before(&cx.db, room_id, id, f))?,
+        (None, Some(id)) => message_view::collect(|f| messages::page_after(&cx.db, room_id, id, f))?,
+        (None, None) => message_view::collect(|f| messages::last_page(&cx.db, room_id, f))?,
+    };
+    Ok((list, after))
+}
+
 
 /// The room of the path, through the current user's memberships (404 otherwise).
 fn room(cx: &Ctx, rq: &Req<'_, '_>) -> Result<Room, AppError> {

@@ -23,22 +23,7 @@ const JSON: &[u8] = b"application/json; charset=utf-8";
 /// the older page (or, with `after`, the newer one) when there is one.
 pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
-    let anchor = |name: &str| -> Result<Option<i64>, AppError> {
-        match rq.params.get(name).filter(|v| !v.is_empty()) {
-            None => Ok(None),
-            Some(v) => {
-                let id = parse_id(v).ok_or(AppError::NotFound)?;
-                messages::find_in_room(&cx.db, room.id, id)?.ok_or(AppError::NotFound)?;
-                Ok(Some(id))
-            }
-        }
-    };
-    let (before, after) = (anchor("before")?, anchor("after")?);
-    let list = match (before, after) {
-        (Some(id), _) => message_view::collect(|f| messages::page_before(&cx.db, room.id, id, f))?,
-        (None, Some(id)) => message_view::collect(|f| messages::page_after(&cx.db, room.id, id, f))?,
-        (None, None) => message_view::collect(|f| messages::last_page(&cx.db, room.id, f))?,
-    };
+    let (list, after) = browser::page(cx, rq, room.id)?;
     let origin = origin(cx, rq);
     let next = match (after, list.first(), list.last()) {
         (None, Some(first), _) if messages::page_before(&cx.db, room.id, first.id, |_| Ok(()))? > 0 => {
