@@ -7,7 +7,7 @@ use super::rooms;
 use super::sessions::logo_url;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
-use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
+use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::crypto::{base64, Keys};
 use crate::db::{self, users::Person, users::User, Job};
 use crate::http::Response;
@@ -97,19 +97,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                 };
                 db::blobs::attach(c, "Account", account.id, "logo", &blob, now)
             },
-            move |saved| {
-                ticket.finish(move |cx, res| {
-                    match saved {
-                        Ok(orphans) => storage::delete(&cx.config.storage_path, &orphans),
-                        Err(e) => {
-                            storage::delete(&cx.config.storage_path, &new_key.into_iter().collect::<Vec<_>>());
-                            return Err(e.into());
-                        }
-                    }
-                    respond::redirect(res, "/account/edit");
-                    Ok(())
-                })
-            },
+            move |saved| storage::finish_upload(ticket, saved, new_key, "/account/edit"),
         ));
     };
     // Only a file needs the worker; a plain save goes straight to the writer.

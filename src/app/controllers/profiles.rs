@@ -11,7 +11,7 @@ use super::rooms_involvements::{label, next};
 use super::users_show::Transfer;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
-use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
+use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
 use crate::db::rooms::Kind;
 use crate::db::{self, users::User, Job};
@@ -118,19 +118,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                     None => Ok(Vec::new()),
                 }
             },
-            move |saved| {
-                ticket.finish(move |cx, res| {
-                    match saved {
-                        Ok(orphans) => storage::delete(&cx.config.storage_path, &orphans),
-                        Err(e) => {
-                            storage::delete(&cx.config.storage_path, &new_key.into_iter().collect::<Vec<_>>());
-                            return Err(e.into());
-                        }
-                    }
-                    respond::redirect(res, "/users/me/profile");
-                    Ok(())
-                })
-            },
+            move |saved| storage::finish_upload(ticket, saved, new_key, "/users/me/profile"),
         ));
     });
     if !queued {
