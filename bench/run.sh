@@ -83,6 +83,30 @@ status=0
 taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
   --pid "$server_pid" --floor --floor-cpu "$server_cpu" "${args[@]}" || status=$?
 
+# Mixed profile (workloads.md §6): the room page at 16 clients without and with a paced writer
+# posting 10/s to HQ, alternated per round so both sides see the same machine; the ratio of the
+# medians is the issue-7 figure (goal >= 0.9).
+if [ "$status" = 0 ]; then
+  mixed_rounds=3; mixed_secs=8
+  [ "$mode" = quick ] && { mixed_rounds=1; mixed_secs=2; }
+  for r in $(seq 1 "$mixed_rounds"); do
+    for side in plain mixed; do
+      extra=(); [ "$side" = mixed ] && extra=(--mixed-write-rate 10)
+      taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+        --pid "$server_pid" --routes room_show --clients 16 --secs "$mixed_secs" --warmup-secs 1 --rounds 1 \
+        "${extra[@]}" --out "$work/mixed-$side-$r.json" > "$work/mixed-$side-$r.log" 2>&1 || status=$?
+    done
+  done
+  median() { sed -n 's/.*"rps": \([0-9.]*\).*/\1/p' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+  plain=$(median "$work"/mixed-plain-*.json); mixed=$(median "$work"/mixed-mixed-*.json)
+  if [ -n "$plain" ] && [ -n "$mixed" ]; then
+    echo "mixed profile: room_show at 16 clients $plain rps alone, $mixed rps with 10 posts/s to HQ: ratio $(awk -v a="$mixed" -v b="$plain" 'BEGIN {printf "%.3f", a/b}')"
+  else
+    echo "bench/run.sh: the mixed profile produced no figures; see $work/mixed-*.log" >&2
+    status=1
+  fi
+fi
+
 if [ "$(sha256sum "$seed/db/production.sqlite3" | cut -d' ' -f1)" != "$pristine_sha" ]; then
   echo "bench/run.sh: the pristine seed changed during the run" >&2
   status=1
