@@ -169,6 +169,33 @@ impl Request {
         }
     }
 
+    /// A same-origin `multipart/form-data` POST, as a browser sends a form with a file input:
+    /// `fields`, then `file` as (field name, filename, content type, bytes).
+    pub fn multipart(path: &str, fields: &[(&str, &str)], file: Option<(&str, &str, &str, &[u8])>) -> Request {
+        let boundary = "----campfireTestBoundary7MA4YWxk";
+        let mut body = Vec::new();
+        for (k, v) in fields {
+            body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n").as_bytes());
+        }
+        if let Some((name, filename, ct, data)) = file {
+            body.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {ct}\r\n\r\n").as_bytes(),
+            );
+            body.extend_from_slice(data);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        Request {
+            method: "POST",
+            path: path.into(),
+            headers: vec![
+                ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
+                ("Sec-Fetch-Site".into(), "same-origin".into()),
+            ],
+            body,
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Request {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self.headers.push((name.into(), value.into()));
@@ -221,18 +248,21 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The body as sent, for binary files (`body` is its lossy UTF-8 reading).
+    pub raw_body: Vec<u8>,
 }
 
 impl Response {
     fn parse(raw: &[u8]) -> Response {
         let text = String::from_utf8_lossy(raw).into_owned();
+        let raw_body = raw.windows(4).position(|w| w == b"\r\n\r\n").map_or(Vec::new(), |i| raw[i + 4..].to_vec());
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
         let mut lines = head.split("\r\n");
         let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
         let headers = lines
             .filter_map(|l| l.split_once(": ").map(|(k, v)| (k.to_string(), v.to_string())))
             .collect();
-        Response { status, headers, body: body.to_string() }
+        Response { status, headers, body: body.to_string(), raw_body }
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
