@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,18 @@ pub fn binary() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_BIN_EXE_campfire-room")),
     }
+}
+
+/// The binary with nothing of this process's environment but a server on `port` keeping
+/// its database and files under `dir`, with the access log off (the harnesses add the rest).
+pub fn command(port: u16, dir: &Path) -> Command {
+    let mut cmd = Command::new(binary());
+    cmd.env_clear()
+        .env("PORT", port.to_string())
+        .env("STORAGE_PATH", dir.join("storage"))
+        .env("DATABASE_PATH", dir.join("storage/db/test.sqlite3"))
+        .env("CAMPFIRE_LOG", "0");
+    cmd
 }
 
 pub struct Server {
@@ -38,14 +50,9 @@ impl Server {
         std::fs::create_dir_all(&dir).unwrap();
         for _ in 0..20 {
             let port = free_port();
-            let mut cmd = Command::new(binary());
-            cmd.env_clear()
-                .env("PORT", port.to_string())
-                .env("STORAGE_PATH", dir.join("storage"))
-                .env("DATABASE_PATH", dir.join("storage/db/test.sqlite3"))
-                .env("SECRET_KEY_BASE", "dummy")
+            let mut cmd = command(port, &dir);
+            cmd.env("SECRET_KEY_BASE", "dummy")
                 .env("DISABLE_SSL", "1")
-                .env("CAMPFIRE_LOG", "0")
                 .env("CAMPFIRE_LOOPS", "2")
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(std::fs::File::create(dir.join("stderr.txt")).unwrap()));
