@@ -84,18 +84,9 @@ mod tests {
     use super::*;
 
     fn b64(b: &[u8]) -> String {
-        const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut s = String::new();
-        for ch in b.chunks(3) {
-            let n = (ch[0] as u32) << 16 | (*ch.get(1).unwrap_or(&0) as u32) << 8 | *ch.get(2).unwrap_or(&0) as u32;
-            for k in 0..=ch.len() {
-                s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-            }
-        }
-        while !s.len().is_multiple_of(4) {
-            s.push('=');
-        }
-        s
+        let mut out = Vec::new();
+        crate::crypto::base64::encode(crate::crypto::base64::Alphabet::Standard, true, b, &mut out);
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
