@@ -78,16 +78,15 @@ pub fn dangerous_url(v: &str) -> bool {
 /// found: non-HTML namespaces, elements or attributes outside the allowlist, event handlers,
 /// dangerous URLs, comments.
 pub fn browser_view_problems(html: &str) -> Vec<String> {
-    let dom = parse_fragment(
-        RcDom::default(),
-        ParseOpts::default(),
-        QualName::new(None, ns!(html), local_name!("div")),
-        vec![],
-    )
-    .one(html);
+    let dom = parse_in_div(html);
     let mut problems = Vec::new();
     walk(&dom.document, &mut problems);
     problems
+}
+
+/// The tree a browser builds for `div.innerHTML = html`.
+fn parse_in_div(html: &str) -> RcDom {
+    parse_fragment(RcDom::default(), ParseOpts::default(), QualName::new(None, ns!(html), local_name!("div")), vec![]).one(html)
 }
 
 fn walk(node: &Handle, problems: &mut Vec<String>) {
@@ -121,13 +120,7 @@ fn walk(node: &Handle, problems: &mut Vec<String>) {
 /// What html5ever builds from `html` (as `div.innerHTML`), serialized again, normalised for
 /// the escaping choices that do not change the tree (`&quot;`/`&lt;`/`&gt;`, NBSP).
 pub fn browser_reserialized(html: &str) -> String {
-    let dom = parse_fragment(
-        RcDom::default(),
-        ParseOpts::default(),
-        QualName::new(None, ns!(html), local_name!("div")),
-        vec![],
-    )
-    .one(html);
+    let dom = parse_in_div(html);
     let root = dom.document.children.borrow()[0].clone();
     let mut out = Vec::new();
     html5ever::serialize(&mut out, &markup5ever_rcdom::SerializableHandle::from(root), Default::default())
