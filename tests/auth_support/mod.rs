@@ -237,17 +237,11 @@ impl Request {
     }
 }
 
-/// Form-URL encoding for test bodies.
+/// Form-URL encoding for test bodies (the library's, as Rack escapes).
 pub fn enc(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => out.push(b as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    let mut out = Vec::new();
+    campfire::crypto::cookies::form_escape(s.as_bytes(), &mut out);
+    String::from_utf8(out).unwrap()
 }
 
 #[derive(Debug)]
