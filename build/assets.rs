@@ -6,14 +6,13 @@
 // sorted by URL that src/assets.rs includes. The runtime never hashes or compresses a static file.
 //
 // This file is a module of build.rs and is also compiled into tests/assets_build.rs through
-// #[path], so it may use only std, sha2 and miniz_oxide (and build/dirs.rs).
+// #[path], so it may use only std, sha2 and miniz_oxide (and build/dirs.rs, declared next to it as `dirs`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-#[path = "dirs.rs"]
-mod dirs;
+use super::dirs;
 
 /// One file to embed, before processing.
 pub struct Source {

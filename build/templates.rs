@@ -11,14 +11,13 @@
 // add it; pages and partials should not carry it).
 //
 // This file is a module of build.rs and is also compiled into tests/views_templates.rs through
-// #[path], so it uses only std (and build/dirs.rs).
+// #[path], so it uses only std (and build/dirs.rs, declared next to it as `dirs`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-#[path = "dirs.rs"]
-mod dirs;
+use super::dirs;
 
 /// A piece of a parsed template.
 #[derive(Debug, PartialEq)]
