@@ -89,3 +89,18 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_photo_that_cannot_be_stored_is_a_500_with_nothing_created() {
+    let srv = Server::start(&[]);
+    // A plain file where the blob folders would go: writing the photo fails.
+    let files = srv.dir.join("storage/files");
+    let _ = std::fs::remove_dir_all(&files);
+    std::fs::write(&files, b"in the way").unwrap();
+    let fields = [("user[name]", "Ada"), ("user[email_address]", "ada@example.com"), ("user[password]", "secret123456")];
+    let r = srv.send(&Request::multipart("/first_run", &fields, Some(("user[avatar]", "ada.png", "image/png", &png("x")))));
+    assert_eq!(r.status, 500, "{r:?}");
+    assert!(r.header("Set-Cookie").is_none(), "not signed in");
+    assert_eq!(srv.query_int("SELECT count(*) FROM users"), 0);
+    assert!(srv.stderr().contains("first_runs#create: cannot store the uploaded file"), "{}", srv.stderr());
+}

@@ -5,6 +5,7 @@
 //! from. The caller answers with `storage::finish_upload` (or its own answer) so that a file
 //! whose rows did not commit is deleted again.
 
+use super::flow::Ticket;
 use super::{storage, AppError, Req};
 use crate::db::{self, Conn};
 use std::path::Path;
@@ -35,15 +36,18 @@ pub struct StoredFile {
     stored: storage::Stored,
 }
 
-/// Writes `file`, when there is one, under a fresh blob key. Disk I/O: call it on the worker.
-/// A failure is logged once, naming `who` (e.g. `profiles#update`), and becomes a 500.
-pub fn store(file: Option<FormFile>, root: &Path, who: &str) -> Result<Option<StoredFile>, AppError> {
-    let Some(f) = file else { return Ok(None) };
+/// Writes `file`, when there is one, under a fresh blob key, and hands `ticket` back with it.
+/// Disk I/O: call it on the worker. On a disk error the request is answered with a 500
+/// through `ticket`, one line is logged naming `who` (e.g. `profiles#update`), and the result
+/// is `None`: the caller has nothing left to do.
+pub fn store(file: Option<FormFile>, root: &Path, who: &str, ticket: Ticket) -> Option<(Option<StoredFile>, Ticket)> {
+    let Some(f) = file else { return Some((None, ticket)) };
     match storage::write(root, &f.data, &f.content_type) {
-        Ok(stored) => Ok(Some(StoredFile { filename: f.filename, stored })),
+        Ok(stored) => Some((Some(StoredFile { filename: f.filename, stored }), ticket)),
         Err(e) => {
             eprintln!("{who}: cannot store the uploaded file: {e}");
-            Err(AppError::Internal("upload not stored"))
+            ticket.finish(|_, _| Err(AppError::Internal("upload not stored")));
+            None
         }
     }
 }

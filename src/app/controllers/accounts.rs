@@ -67,10 +67,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let writer = cx.writer.clone();
     let ticket = rq.ticket();
     let save = move || {
-        let stored = match form_file::store(logo, &storage_root, "accounts#update") {
-            Ok(s) => s,
-            Err(e) => return ticket.finish(move |_, _| Err(e)),
-        };
+        let Some((stored, ticket)) = form_file::store(logo, &storage_root, "accounts#update", ticket) else { return };
         let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let now = db::time::now_us();
         writer.submit(Job::new(

@@ -76,10 +76,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.password.as_deref().map(crate::crypto::bcrypt::hash);
-        let stored = match form_file::store(form.avatar, &storage_root, "profiles#update") {
-            Ok(s) => s,
-            Err(e) => return ticket.finish(move |_, _| Err(e)),
-        };
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, "profiles#update", ticket) else { return };
         let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let now = db::time::now_us();
         writer.submit(Job::new(

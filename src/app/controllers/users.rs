@@ -70,10 +70,7 @@ pub(crate) fn sign_up(
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.digest();
-        let stored = match form_file::store(form.avatar, &storage_root, who) {
-            Ok(s) => s,
-            Err(e) => return ticket.finish(move |_, _| Err(e)),
-        };
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, who, ticket) else { return };
         let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let token = String::from_utf8_lossy(&crate::crypto::token::session_token()).into_owned();
         let now = db::time::now_us();
