@@ -9,6 +9,8 @@
 
 #[path = "build/assets.rs"]
 mod assets;
+#[path = "build/dirs.rs"]
+mod dirs;
 #[path = "build/templates.rs"]
 mod templates;
 

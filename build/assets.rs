@@ -6,11 +6,13 @@
 // sorted by URL that src/assets.rs includes. The runtime never hashes or compresses a static file.
 //
 // This file is a module of build.rs and is also compiled into tests/assets_build.rs through
-// #[path], so it may use only std, sha2 and miniz_oxide.
+// #[path], so it may use only std, sha2 and miniz_oxide (and build/dirs.rs, declared next to it as `dirs`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use super::dirs;
 
 /// One file to embed, before processing.
 pub struct Source {
@@ -89,17 +91,7 @@ pub fn collect(public: &Path, vendor: &Path) -> Result<Vec<Source>, String> {
 }
 
 fn walk(dir: &Path, prefix: &str, out: &mut Vec<Source>) -> Result<(), String> {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| format!("{}: {}", dir.display(), e))?
-        .filter_map(|e| e.ok())
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let file_name = e.file_name().to_string_lossy().into_owned();
-        if file_name.starts_with('.') {
-            continue;
-        }
-        let path = e.path();
+    for (file_name, path) in dirs::sorted_entries(dir)? {
         let name = format!("{}{}", prefix, file_name);
         if path.is_dir() {
             walk(&path, &format!("{}/", name), out)?;

@@ -11,11 +11,13 @@
 // add it; pages and partials should not carry it).
 //
 // This file is a module of build.rs and is also compiled into tests/views_templates.rs through
-// #[path], so it uses only std.
+// #[path], so it uses only std (and build/dirs.rs, declared next to it as `dirs`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
+
+use super::dirs;
 
 /// A piece of a parsed template.
 #[derive(Debug, PartialEq)]
@@ -129,18 +131,8 @@ fn walk(
     asset_url: &dyn Fn(&str) -> Option<String>,
     out: &mut Vec<Template>,
 ) -> Result<(), String> {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| format!("{}: {}", dir.display(), e))?
-        .filter_map(|e| e.ok())
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let file_name = e.file_name().to_string_lossy().into_owned();
-        if file_name.starts_with('.') {
-            continue;
-        }
+    for (file_name, path) in dirs::sorted_entries(dir)? {
         let shown_path = format!("{}/{}", shown, file_name);
-        let path = e.path();
         if path.is_dir() {
             module.push(module_name(&file_name).map_err(|m| format!("{}: {}", shown_path, m))?);
             walk(&path, &shown_path, module, asset_url, out)?;

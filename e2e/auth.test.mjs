@@ -1,7 +1,8 @@
 // Browser test of issue 3's flows (acceptance 3): Debian's Chromium, driven by playwright-core,
 // against the real binary on a fresh database:
-// first-run page → create the administrator → lands signed in → sign out → sign in again →
-// a wrong password shows the error → a join link creates a second user.
+// first-run page → create the administrator (with a photo) → lands signed in → sign out →
+// sign in again → a wrong password shows the error → a join link creates a second user (with
+// a photo); each photo is then served at its user's avatar URL.
 //
 // Run: `make e2e` (or `node --test` here with CAMPFIRE_BIN pointing at the binary).
 
@@ -72,6 +73,25 @@ async function assertLandsInARoom(page) {
   await tab.close();
 }
 
+// A 1×1 PNG, as a photo picked in the sign-up card's file input.
+const PHOTO = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+
+async function pickPhoto(page, name) {
+  await page.setInputFiles('input[name="user[avatar]"]', { name, mimeType: "image/png", buffer: PHOTO });
+}
+
+// The avatar the signed-in user of `context` sees on their profile page is the photo.
+async function assertAvatarIsThePhoto(context) {
+  const tab = await context.newPage();
+  await tab.goto(base + "/users/me/profile");
+  const src = await tab.locator(".avatar-picker img").getAttribute("src");
+  const r = await context.request.get(base + src);
+  assert.equal(r.status(), 200);
+  assert.equal(r.headers()["content-type"], "image/png");
+  assert.deepEqual(Buffer.from(await r.body()), PHOTO);
+  await tab.close();
+}
+
 async function sessionCookie(context) {
   return (await context.cookies()).find((c) => c.name === "session_token");
 }
@@ -86,11 +106,13 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   assert.equal(await page.title(), "Set up Campfire");
 
   await fillUser(page, "Ada Admin", "ada@example.com", "secret123456");
+  await pickPhoto(page, "ada.png");
   const created = await submit(page, FIRST_RUN_SUBMIT, "/first_run");
   assert.equal(created.status(), 302);
   assert.ok(await sessionCookie(context), "session_token cookie set");
   await assertLandsInARoom(page);
   assert.equal(sql("SELECT name || ' ' || role FROM users"), "Ada Admin 1");
+  await assertAvatarIsThePhoto(context);
 
   await page.close();
   const signIn = await signOut(context);
@@ -126,12 +148,15 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   await joinPage.goto(`${base}/join/${code}`);
   assert.equal(await joinPage.title(), "Sign up");
   await fillUser(joinPage, "Kevin", "kevin@example.com", "secret654321");
+  await pickPhoto(joinPage, "kevin.png");
   const joined = await submit(joinPage, `form[action="/join/${code}"] button[type="submit"]`, `/join/${code}`);
   assert.equal(joined.status(), 302);
   assert.ok(await sessionCookie(guest));
   await assertLandsInARoom(joinPage);
   assert.equal(sql("SELECT count(*) FROM users"), "2");
   assert.equal(sql("SELECT role FROM users WHERE name = 'Kevin'"), "0");
+  await assertAvatarIsThePhoto(guest);
+  assert.equal(sql("SELECT group_concat(filename, ' ') FROM (SELECT filename FROM active_storage_blobs ORDER BY id)"), "ada.png kevin.png");
   await guest.close();
 
   // A wrong join code is a 404.

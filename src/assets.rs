@@ -27,7 +27,7 @@ pub struct Asset {
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 
 /// Root files served at `/<name>` as well as at their fingerprinted URL.
-const PLAIN: [&str; 3] = ["favicon.ico", "robots.txt", "service-worker.js"];
+const PLAIN: [&str; 4] = ["error.css", "favicon.ico", "robots.txt", "service-worker.js"];
 
 const IMMUTABLE: &[u8] = b"public, max-age=31536000, immutable";
 const REVALIDATE: &[u8] = b"public, max-age=0, must-revalidate";

@@ -2,6 +2,8 @@
 //! what it produced: fingerprints, content types, gzip members, CSS url() rewriting, the vendor
 //! manifest, and the embedded table itself.
 
+#[path = "../build/dirs.rs"]
+mod dirs;
 #[allow(dead_code)]
 #[path = "../build/assets.rs"]
 mod builder;

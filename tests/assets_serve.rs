@@ -59,6 +59,17 @@ fn lookup_finds_fingerprinted_and_plain_paths_only() {
 }
 
 #[test]
+fn error_pages_share_a_plain_stylesheet() {
+    let css = assets::lookup(b"/error.css").expect("/error.css is served at its plain path");
+    assert_eq!(css.content_type, "text/css; charset=utf-8");
+    for page in ["404.html", "422.html", "500.html"] {
+        let body = std::str::from_utf8(assets::by_name(page).unwrap().body).unwrap();
+        assert!(body.contains(r#"<link rel="stylesheet" href="/error.css">"#), "{page}");
+        assert!(!body.contains("<style>"), "{page} keeps no copy of the style");
+    }
+}
+
+#[test]
 fn gzip_is_chosen_only_when_accepted_and_available() {
     assert_eq!(get(&ZIPPED, &[]), Reply::Full { gzip: false });
     assert_eq!(get(&ZIPPED, &[("Accept-Encoding", "gzip, deflate, br")]), Reply::Full { gzip: true });

@@ -66,23 +66,9 @@ fn first_run_needs_the_user_fields() {
 #[test]
 fn first_run_accepts_the_multipart_form_browsers_send() {
     let srv = Server::start(&[]);
-    let boundary = "----campfireTest";
-    let mut body = String::new();
-    for (k, v) in [("user[name]", "Ada"), ("user[email_address]", "ada@example.com"), ("user[password]", "secret123456")] {
-        body.push_str(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"));
-    }
-    body.push_str(&format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"user[avatar]\"; filename=\"\"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--{boundary}--\r\n"
-    ));
-    let req = Request {
-        method: "POST",
-        path: "/first_run".into(),
-        headers: vec![
-            ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
-            ("Sec-Fetch-Site".into(), "same-origin".into()),
-        ],
-        body: body.into_bytes(),
-    };
+    let fields = [("user[name]", "Ada"), ("user[email_address]", "ada@example.com"), ("user[password]", "secret123456")];
+    // A file input left empty: an empty part with an empty filename.
+    let req = Request::multipart("/first_run", &fields, Some(("user[avatar]", "", "application/octet-stream", b"")));
     let r = srv.send(&req);
     assert_eq!(r.status, 302, "{r:?}");
     assert_eq!(srv.query_text("SELECT name FROM users"), "Ada");

@@ -130,24 +130,8 @@ fn logo_delete() {
 #[test]
 fn logo_upload_through_the_settings_form() {
     let s = start();
-    let boundary = "----campfireLogoBoundary";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\npatch\r\n\
-         --{boundary}\r\nContent-Disposition: form-data; name=\"account[logo]\"; filename=\"logo.png\"\r\nContent-Type: image/png\r\n\r\n"
-    )
-    .into_bytes();
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10uploaded-logo";
-    body.extend_from_slice(png);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let req = Request {
-        method: "POST",
-        path: "/account".into(),
-        headers: vec![
-            ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
-            ("Sec-Fetch-Site".into(), "same-origin".into()),
-        ],
-        body,
-    };
+    let req = Request::multipart("/account", &[("_method", "patch")], Some(("account[logo]", "logo.png", "image/png", png)));
     let r = s.srv.send(&req.cookies(&s.jar(DAVID)));
     assert_eq!((r.status, r.location()), (302, Some("/account/edit")), "{r:?}");
     assert_eq!(

@@ -6,28 +6,8 @@ use support::*;
 
 /// A same-origin multipart PATCH (through `_method`, as the profile forms send it).
 fn multipart(path: &str, fields: &[(&str, &str)], file: Option<(&str, &str, &str, &[u8])>) -> Request {
-    let boundary = "----campfireTestBoundary7MA4YWxk";
-    let mut body = Vec::new();
-    for (k, v) in std::iter::once(&("_method", "patch")).chain(fields) {
-        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n").as_bytes());
-    }
-    if let Some((name, filename, ct, data)) = file {
-        body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {ct}\r\n\r\n").as_bytes(),
-        );
-        body.extend_from_slice(data);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Request {
-        method: "POST",
-        path: path.into(),
-        headers: vec![
-            ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
-            ("Sec-Fetch-Site".into(), "same-origin".into()),
-        ],
-        body,
-    }
+    let fields: Vec<(&str, &str)> = std::iter::once(("_method", "patch")).chain(fields.iter().copied()).collect();
+    Request::multipart(path, &fields, file)
 }
 
 #[test]

@@ -5,6 +5,9 @@
 use campfire::views::Out;
 
 #[allow(dead_code)]
+#[path = "../build/dirs.rs"]
+mod dirs;
+#[allow(dead_code)]
 #[path = "../build/templates.rs"]
 mod compiler;
 

@@ -22,6 +22,7 @@ pub mod controllers;
 pub mod cookies;
 pub mod errors;
 pub mod flow;
+pub mod form_file;
 pub mod gates;
 pub mod layout;
 pub mod message_view;

@@ -19,6 +19,8 @@ pub mod time;
 pub mod token;
 pub mod turbo;
 pub mod verifier;
+#[cfg(test)]
+mod vectors;
 
 pub use pbkdf2::Keys;
 pub use token::ct_eq;

@@ -110,14 +110,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::OnceLock;
+    use crate::crypto::vectors::{keys, NOW};
 
-    fn keys() -> &'static Keys {
-        static K: OnceLock<Keys> = OnceLock::new();
-        K.get_or_init(|| Keys::derive(b"dummy"))
-    }
-
-    const NOW: i64 = 1_767_225_600_000;
     const USER_1: &str = "eyJfcmFpbHMiOnsiZGF0YSI6ImdpZDovL2NhbXBmaXJlL1VzZXIvMSIsInB1ciI6ImF0dGFjaGFibGUifX0=--fd472d3e948facd1b544c712894239ac67458ba0";
 
     #[test]

@@ -105,14 +105,8 @@ pub fn verify_blob_signed_id(
 mod tests {
     use super::*;
     use crate::crypto::time;
-    use std::sync::OnceLock;
+    use crate::crypto::vectors::{keys, NOW};
 
-    fn keys() -> &'static Keys {
-        static K: OnceLock<Keys> = OnceLock::new();
-        K.get_or_init(|| Keys::derive(b"dummy"))
-    }
-
-    const NOW: i64 = 1_767_225_600_000;
     const AVATAR_1: &str = "eyJfcmFpbHMiOnsiZGF0YSI6MSwicHVyIjoidXNlci9hdmF0YXIifX0--9ed00a9b40e88fdec103005e9d2aa0797b2f5fb5c7c33e25d3bc53b37db6c1b3";
     const TRANSFER_1: &str = "eyJfcmFpbHMiOnsiZGF0YSI6MSwiZXhwIjoiMjA0NS0wMS0wMVQwMDowMDowMC4wMDBaIiwicHVyIjoidXNlci90cmFuc2ZlciJ9fQ--2e09b7f9396585489caf05a53a9b635df0b69d4bc880679b45b412b436f7b8cd";
     const AVATAR_1_SHA1: &str = "eyJfcmFpbHMiOnsiZGF0YSI6MSwicHVyIjoidXNlci9hdmF0YXIifX0=--46534f9fefa08df4f363158de820d7203c6b0290";

@@ -250,22 +250,36 @@ pub fn write_deflated_text(payload: &[u8], out: &mut Vec<u8>) {
 
 /// Appends the header of an unmasked server frame with `fin` set.
 pub fn write_head(opcode: u8, len: usize, out: &mut Vec<u8>) {
-    out.push(0x80 | opcode);
-    if len < 126 {
-        out.push(len as u8);
-    } else if len <= 0xffff {
-        out.push(126);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(127);
-        out.extend_from_slice(&(len as u64).to_be_bytes());
-    }
+    head(0x80 | opcode, 0, len, out);
 }
 
 /// Appends a whole unmasked server frame.
 pub fn write_frame(opcode: u8, payload: &[u8], out: &mut Vec<u8>) {
     write_head(opcode, payload.len(), out);
     out.extend_from_slice(payload);
+}
+
+/// Appends a whole masked frame as a client sends it (`fin` clear on all but the last
+/// fragment of a message). The server never sends one; the tests and tools that speak to it
+/// as a client do.
+pub fn write_masked_frame(fin: bool, opcode: u8, mask: [u8; 4], payload: &[u8], out: &mut Vec<u8>) {
+    head(if fin { 0x80 } else { 0 } | opcode, 0x80, payload.len(), out);
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().zip(mask.iter().cycle()).map(|(b, m)| b ^ m));
+}
+
+/// The first byte, then the mask bit and the payload length in its shortest form.
+fn head(first: u8, mask_bit: u8, len: usize, out: &mut Vec<u8>) {
+    out.push(first);
+    if len < 126 {
+        out.push(mask_bit | len as u8);
+    } else if len <= 0xffff {
+        out.push(mask_bit | 126);
+        out.extend_from_slice(&(len as u16).to_be_bytes());
+    } else {
+        out.push(mask_bit | 127);
+        out.extend_from_slice(&(len as u64).to_be_bytes());
+    }
 }
 
 /// Appends a close frame with `code` (and no reason text).
@@ -286,19 +300,8 @@ mod tests {
     use super::*;
 
     fn masked(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
-        let mask = [0x37, 0xfa, 0x21, 0x3d];
-        let mut v = vec![(if fin { 0x80 } else { 0 }) | opcode];
-        if payload.len() < 126 {
-            v.push(0x80 | payload.len() as u8);
-        } else if payload.len() <= 0xffff {
-            v.push(0x80 | 126);
-            v.extend_from_slice(&(payload.len() as u16).to_be_bytes());
-        } else {
-            v.push(0x80 | 127);
-            v.extend_from_slice(&(payload.len() as u64).to_be_bytes());
-        }
-        v.extend_from_slice(&mask);
-        v.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i & 3]));
+        let mut v = Vec::new();
+        write_masked_frame(fin, opcode, [0x37, 0xfa, 0x21, 0x3d], payload, &mut v);
         v
     }
 

@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,18 @@ pub fn binary() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_BIN_EXE_campfire-room")),
     }
+}
+
+/// The binary with nothing of this process's environment but a server on `port` keeping
+/// its database and files under `dir`, with the access log off (the harnesses add the rest).
+pub fn command(port: u16, dir: &Path) -> Command {
+    let mut cmd = Command::new(binary());
+    cmd.env_clear()
+        .env("PORT", port.to_string())
+        .env("STORAGE_PATH", dir.join("storage"))
+        .env("DATABASE_PATH", dir.join("storage/db/test.sqlite3"))
+        .env("CAMPFIRE_LOG", "0");
+    cmd
 }
 
 pub struct Server {
@@ -38,14 +50,9 @@ impl Server {
         std::fs::create_dir_all(&dir).unwrap();
         for _ in 0..20 {
             let port = free_port();
-            let mut cmd = Command::new(binary());
-            cmd.env_clear()
-                .env("PORT", port.to_string())
-                .env("STORAGE_PATH", dir.join("storage"))
-                .env("DATABASE_PATH", dir.join("storage/db/test.sqlite3"))
-                .env("SECRET_KEY_BASE", "dummy")
+            let mut cmd = command(port, &dir);
+            cmd.env("SECRET_KEY_BASE", "dummy")
                 .env("DISABLE_SSL", "1")
-                .env("CAMPFIRE_LOG", "0")
                 .env("CAMPFIRE_LOOPS", "2")
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(std::fs::File::create(dir.join("stderr.txt")).unwrap()));
@@ -169,6 +176,33 @@ impl Request {
         }
     }
 
+    /// A same-origin `multipart/form-data` POST, as a browser sends a form with a file input:
+    /// `fields`, then `file` as (field name, filename, content type, bytes).
+    pub fn multipart(path: &str, fields: &[(&str, &str)], file: Option<(&str, &str, &str, &[u8])>) -> Request {
+        let boundary = "----campfireTestBoundary7MA4YWxk";
+        let mut body = Vec::new();
+        for (k, v) in fields {
+            body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n").as_bytes());
+        }
+        if let Some((name, filename, ct, data)) = file {
+            body.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {ct}\r\n\r\n").as_bytes(),
+            );
+            body.extend_from_slice(data);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        Request {
+            method: "POST",
+            path: path.into(),
+            headers: vec![
+                ("Content-Type".into(), format!("multipart/form-data; boundary={boundary}")),
+                ("Sec-Fetch-Site".into(), "same-origin".into()),
+            ],
+            body,
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Request {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self.headers.push((name.into(), value.into()));
@@ -203,17 +237,11 @@ impl Request {
     }
 }
 
-/// Form-URL encoding for test bodies.
+/// Form-URL encoding for test bodies (the library's, as Rack escapes).
 pub fn enc(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => out.push(b as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    let mut out = Vec::new();
+    campfire::crypto::cookies::form_escape(s.as_bytes(), &mut out);
+    String::from_utf8(out).unwrap()
 }
 
 #[derive(Debug)]
@@ -221,18 +249,21 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The body as sent, for binary files (`body` is its lossy UTF-8 reading).
+    pub raw_body: Vec<u8>,
 }
 
 impl Response {
     fn parse(raw: &[u8]) -> Response {
         let text = String::from_utf8_lossy(raw).into_owned();
+        let raw_body = raw.windows(4).position(|w| w == b"\r\n\r\n").map_or(Vec::new(), |i| raw[i + 4..].to_vec());
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
         let mut lines = head.split("\r\n");
         let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
         let headers = lines
             .filter_map(|l| l.split_once(": ").map(|(k, v)| (k.to_string(), v.to_string())))
             .collect();
-        Response { status, headers, body: body.to_string() }
+        Response { status, headers, body: body.to_string(), raw_body }
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {

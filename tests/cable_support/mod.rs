@@ -247,20 +247,10 @@ pub fn data(ident: &str, message_json: &str) -> String {
     format!(r#"{{"identifier":{},"message":{}}}"#, json_string(ident), message_json)
 }
 
+/// A whole masked client frame (the library's client-side frame writer).
 pub fn masked(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mask = [0x12, 0x34, 0x56, 0x78];
-    let mut v = vec![(if fin { 0x80 } else { 0 }) | opcode];
-    if payload.len() < 126 {
-        v.push(0x80 | payload.len() as u8);
-    } else if payload.len() <= 0xffff {
-        v.push(0x80 | 126);
-        v.extend_from_slice(&(payload.len() as u16).to_be_bytes());
-    } else {
-        v.push(0x80 | 127);
-        v.extend_from_slice(&(payload.len() as u64).to_be_bytes());
-    }
-    v.extend_from_slice(&mask);
-    v.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i & 3]));
+    let mut v = Vec::new();
+    campfire::http::websocket::write_masked_frame(fin, opcode, [0x12, 0x34, 0x56, 0x78], payload, &mut v);
     v
 }
 

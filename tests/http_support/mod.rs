@@ -1,6 +1,6 @@
 //! Shared by the tests/http_*.rs integration tests: start the real binary on a free port with its
 //! own temporary storage, and talk raw HTTP/1.1 to it over real sockets.
-#![allow(dead_code)] // each test file uses a different part of this helper
+#![allow(dead_code, unused_imports)] // each test file uses a different part of this helper
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -9,9 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-pub fn binary() -> String {
-    std::env::var("CAMPFIRE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_campfire-room").to_string())
-}
+#[path = "../auth_support/mod.rs"]
+mod auth_support;
+
+pub use auth_support::binary;
 
 pub struct Server {
     pub port: u16,
@@ -54,13 +55,8 @@ impl Server {
         let dir = temp_dir("srv");
         for _attempt in 0..5 {
             let port = free_port();
-            let mut cmd = Command::new(binary());
-            cmd.env_clear()
-                .env("PORT", port.to_string())
-                .env("STORAGE_PATH", dir.join("storage"))
-                .env("DATABASE_PATH", dir.join("storage/db/test.sqlite3"))
-                .env("CAMPFIRE_LOG", "0")
-                .env("CAMPFIRE_TEST_ROUTES", "1");
+            let mut cmd = auth_support::command(port, &dir);
+            cmd.env("CAMPFIRE_TEST_ROUTES", "1");
             for (k, v) in env {
                 cmd.env(k, v);
             }

@@ -14,19 +14,12 @@ pub fn sgid_for(id: i64) -> String {
     format!("{}--invalid", b64(json.as_bytes()))
 }
 
+/// Base64 with the standard alphabet and padding, as Rails writes sgid payloads.
 pub fn b64(b: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for ch in b.chunks(3) {
-        let n = (ch[0] as u32) << 16 | (*ch.get(1).unwrap_or(&0) as u32) << 8 | *ch.get(2).unwrap_or(&0) as u32;
-        for k in 0..=ch.len() {
-            s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-        }
-    }
-    while !s.len().is_multiple_of(4) {
-        s.push('=');
-    }
-    s
+    use campfire::crypto::base64::{encode, Alphabet};
+    let mut out = Vec::new();
+    encode(Alphabet::Standard, true, b, &mut out);
+    String::from_utf8(out).unwrap()
 }
 
 /// Resolves users 1 (David) and 2 (Jason) from lenient sgids, like the app's resolver.
@@ -85,16 +78,15 @@ pub fn dangerous_url(v: &str) -> bool {
 /// found: non-HTML namespaces, elements or attributes outside the allowlist, event handlers,
 /// dangerous URLs, comments.
 pub fn browser_view_problems(html: &str) -> Vec<String> {
-    let dom = parse_fragment(
-        RcDom::default(),
-        ParseOpts::default(),
-        QualName::new(None, ns!(html), local_name!("div")),
-        vec![],
-    )
-    .one(html);
+    let dom = parse_in_div(html);
     let mut problems = Vec::new();
     walk(&dom.document, &mut problems);
     problems
+}
+
+/// The tree a browser builds for `div.innerHTML = html`.
+fn parse_in_div(html: &str) -> RcDom {
+    parse_fragment(RcDom::default(), ParseOpts::default(), QualName::new(None, ns!(html), local_name!("div")), vec![]).one(html)
 }
 
 fn walk(node: &Handle, problems: &mut Vec<String>) {
@@ -128,13 +120,7 @@ fn walk(node: &Handle, problems: &mut Vec<String>) {
 /// What html5ever builds from `html` (as `div.innerHTML`), serialized again, normalised for
 /// the escaping choices that do not change the tree (`&quot;`/`&lt;`/`&gt;`, NBSP).
 pub fn browser_reserialized(html: &str) -> String {
-    let dom = parse_fragment(
-        RcDom::default(),
-        ParseOpts::default(),
-        QualName::new(None, ns!(html), local_name!("div")),
-        vec![],
-    )
-    .one(html);
+    let dom = parse_in_div(html);
     let root = dom.document.children.borrow()[0].clone();
     let mut out = Vec::new();
     html5ever::serialize(&mut out, &markup5ever_rcdom::SerializableHandle::from(root), Default::default())

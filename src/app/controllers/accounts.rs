@@ -7,6 +7,7 @@ use super::rooms;
 use super::sessions::logo_url;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
+use crate::app::form_file::{self, FormFile};
 use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::crypto::{base64, Keys};
 use crate::db::{self, users::Person, users::User, Job};
@@ -50,7 +51,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     if !rq.is_admin() {
         return Err(AppError::Head(403));
     }
-    let logo = rq.params.file("account[logo]", rq.http.body).filter(|f| !f.data.is_empty());
+    let logo = FormFile::from_request(rq, "account[logo]");
     if !rq.params.has_group("account") && logo.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: account"));
     }
@@ -60,26 +61,14 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         Some(_) => Some(false),
         None => None,
     };
-    let upload = logo.map(|f| (String::from_utf8_lossy(f.filename).into_owned(), f.content_type.to_vec(), f.data.to_vec()));
-    let needs_worker = upload.is_some();
+    let needs_worker = logo.is_some();
     rq.flash_notice(cx, "✓");
     let storage_root = cx.config.storage_path.clone();
     let writer = cx.writer.clone();
     let ticket = rq.ticket();
     let save = move || {
-        let stored = match &upload {
-            Some((_, declared, data)) => match storage::write(&storage_root, data, declared) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    eprintln!("accounts#update: cannot store the logo: {e}");
-                    ticket.finish(|_, _| Err(AppError::Internal("logo not stored")));
-                    return;
-                }
-            },
-            None => None,
-        };
-        let filename = upload.map(|u| u.0).unwrap_or_default();
-        let new_key = stored.as_ref().map(|s| s.key.clone());
+        let Some((stored, ticket)) = form_file::store(logo, &storage_root, "accounts#update", ticket) else { return };
+        let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let now = db::time::now_us();
         writer.submit(Job::new(
             move |c| {
@@ -87,15 +76,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                 db::accounts::update(c, &ch, now)?;
                 let Some(s) = &stored else { return Ok(Vec::new()) };
                 let Some(account) = db::accounts::get(c)? else { return Ok(Vec::new()) };
-                let blob = db::blobs::NewBlob {
-                    key: &s.key,
-                    filename: &filename,
-                    content_type: s.content_type,
-                    byte_size: s.byte_size,
-                    checksum: &s.checksum,
-                    metadata: &s.metadata,
-                };
-                db::blobs::attach(c, "Account", account.id, "logo", &blob, now)
+                s.attach(c, "Account", account.id, "logo", now)
             },
             move |saved| storage::finish_upload(ticket, saved, new_key, "/account/edit"),
         ));

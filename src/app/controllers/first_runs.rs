@@ -2,10 +2,10 @@
 //! its first room and the administrator, and signs the administrator in. Once an account
 //! exists both actions send everyone to `/`.
 
-use super::users::{Nametag, NametagForm};
+use super::users::{sign_up, Nametag, NametagForm};
 use crate::app::layout::{self, Page};
-use crate::app::{cookies, respond, AppError, Ctx, Flow, Req};
-use crate::db::{self, Job};
+use crate::app::{respond, AppError, Ctx, Flow, Req};
+use crate::db;
 use crate::http::Response;
 use crate::views::Out;
 
@@ -20,54 +20,25 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     Ok(Flow::Done)
 }
 
-/// `POST /first_run`: hashes the password on the worker, then creates everything in one
-/// writer job (a concurrent first run loses on the account's singleton index and is sent to
-/// `/` with nothing created), then signs in.
+/// `POST /first_run`: hashes the password and stores the avatar on the worker, then creates
+/// everything in one writer job (a concurrent first run loses on the account's singleton index
+/// and is sent to `/` with nothing created), then signs in.
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     if db::accounts::exists(&cx.db)? {
         respond::redirect(res, "/");
         return Ok(Flow::Done);
     }
     let form = NametagForm::from_params(rq)?;
-    let user_agent = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
-    let ip = rq.ip.to_string();
-    let writer = cx.writer.clone();
-    let ticket = rq.ticket();
-    let queued = cx.worker.submit(move || {
-        let digest = form.digest();
-        let token = String::from_utf8_lossy(&crate::crypto::token::session_token()).into_owned();
-        let join_code = String::from_utf8_lossy(&crate::crypto::token::join_code()).into_owned();
-        let now = db::time::now_us();
-        let job_token = token.clone();
-        writer.submit(Job::new(
-            move |c| {
-                let first = db::accounts::FirstRun {
-                    name: &form.name,
-                    email_address: &form.email_address,
-                    password_digest: digest.as_deref().unwrap_or(""),
-                    join_code: &join_code,
-                };
-                let (user_id, _room_id) = db::accounts::first_run(c, &first, now)?;
-                db::sessions::create(c, user_id, &job_token, Some(ip.as_str()), user_agent.as_deref(), now)
-            },
-            move |created| {
-                ticket.finish(move |cx, res| {
-                    match created {
-                        Ok(_) => cookies::set_session_token(cx, res, &token),
-                        // Someone else's first run won the race: nothing was created.
-                        Err(e) if e.is_constraint() => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                    respond::redirect(res, "/");
-                    Ok(())
-                })
-            },
-        ));
-    });
-    if !queued {
-        eprintln!("app: first_runs#create: worker queue full, answering 503");
-    }
-    Ok(Flow::Parked)
+    let join_code = String::from_utf8_lossy(&crate::crypto::token::join_code()).into_owned();
+    sign_up(cx, rq, "first_runs#create", form, |_| "/".to_owned(), move |c, person, now| {
+        let first = db::accounts::FirstRun {
+            name: person.name,
+            email_address: person.email_address,
+            password_digest: person.password_digest.unwrap_or(""),
+            join_code: &join_code,
+        };
+        Ok(db::accounts::first_run(c, &first, now)?.0)
+    })
 }
 
 struct FirstRunPage;

@@ -11,6 +11,7 @@ use super::rooms_involvements::{label, next};
 use super::users_show::Transfer;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
+use crate::app::form_file::{self, FormFile};
 use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
 use crate::db::rooms::Kind;
@@ -57,7 +58,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 /// 302 to `/users/me/profile` with a notice. A duplicate e-mail is a 500, as in Rails.
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let me = rq.user().ok_or(AppError::Head(401))?.id;
-    let avatar = rq.params.file("user[avatar]", rq.http.body).filter(|f| !f.data.is_empty());
+    let avatar = FormFile::from_request(rq, "user[avatar]");
     if !rq.params.has_group("user") && avatar.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: user"));
     }
@@ -67,11 +68,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         email_address: text("user[email_address]"),
         bio: text("user[bio]"),
         password: rq.params.get("user[password]").filter(|p| !p.is_empty()).map(<[u8]>::to_vec),
-        avatar: avatar.map(|f| Upload {
-            filename: String::from_utf8_lossy(f.filename).into_owned(),
-            content_type: f.content_type.to_vec(),
-            data: f.data.to_vec(),
-        }),
+        avatar,
     };
     rq.flash_notice(cx, if form.avatar.is_some() { AVATAR_NOTICE } else { "✓" });
     let storage_root = cx.config.storage_path.clone();
@@ -79,19 +76,8 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.password.as_deref().map(crate::crypto::bcrypt::hash);
-        let stored = match &form.avatar {
-            Some(up) => match storage::write(&storage_root, &up.data, &up.content_type) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    eprintln!("profiles#update: cannot store the avatar: {e}");
-                    ticket.finish(|_, _| Err(AppError::Internal("avatar not stored")));
-                    return;
-                }
-            },
-            None => None,
-        };
-        let filename = form.avatar.as_ref().map(|a| a.filename.clone()).unwrap_or_default();
-        let new_key = stored.as_ref().map(|s| s.key.clone());
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, "profiles#update", ticket) else { return };
+        let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let now = db::time::now_us();
         writer.submit(Job::new(
             move |c| {
@@ -104,17 +90,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                 };
                 db::users::update(c, me, &changes, now)?;
                 match &stored {
-                    Some(s) => {
-                        let blob = db::blobs::NewBlob {
-                            key: &s.key,
-                            filename: &filename,
-                            content_type: s.content_type,
-                            byte_size: s.byte_size,
-                            checksum: &s.checksum,
-                            metadata: &s.metadata,
-                        };
-                        db::blobs::attach(c, "User", me, "avatar", &blob, now)
-                    }
+                    Some(s) => s.attach(c, "User", me, "avatar", now),
                     None => Ok(Vec::new()),
                 }
             },
@@ -127,18 +103,12 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     Ok(Flow::Parked)
 }
 
-struct Upload {
-    filename: String,
-    content_type: Vec<u8>,
-    data: Vec<u8>,
-}
-
 struct Form {
     name: Option<String>,
     email_address: Option<String>,
     bio: Option<String>,
     password: Option<Vec<u8>>,
-    avatar: Option<Upload>,
+    avatar: Option<FormFile>,
 }
 
 struct Row {

@@ -2,7 +2,7 @@
 //! (spec/07 §9.1–§9.2): name field, the "Everyone" switch between the two variants, the
 //! people list, and the delete panel.
 
-use super::rooms;
+use super::rooms::{self, Scope};
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -62,6 +62,13 @@ impl FormPage<'_> {
     fn name(&self) -> &str {
         self.room.as_ref().and_then(|r| r.name.as_deref()).unwrap_or("New room")
     }
+    /// The page's title, also the heading of its nav.
+    fn heading(&self, o: &mut Out<'_>) {
+        match &self.room {
+            Some(_) => o.text(&format!("Edit settings for {}", self.name())),
+            None => o.static_bytes(b"New chat room"),
+        }
+    }
     fn path(&self, kind: Kind) -> String {
         let plural = if kind == Kind::Open { "opens" } else { "closeds" };
         match &self.room {
@@ -73,10 +80,7 @@ impl FormPage<'_> {
 
 impl Page for FormPage<'_> {
     fn title(&self, o: &mut Out<'_>) {
-        match &self.room {
-            Some(_) => o.text(&format!("Edit settings for {}", self.name())),
-            None => o.static_bytes(b"New chat room"),
-        }
+        self.heading(o);
     }
     fn nav(&self, o: &mut Out<'_>) {
         views::layouts::back_nav::render(self, o);
@@ -94,10 +98,7 @@ impl views::layouts::back_nav::View for FormPage<'_> {
         o.static_bytes(b"Go back");
     }
     fn title(&self, o: &mut Out<'_>) {
-        match &self.room {
-            Some(_) => o.text(&format!("Edit settings for {}", self.name())),
-            None => o.static_bytes(b"New chat room"),
-        }
+        self.heading(o);
     }
     fn actions(&self, _o: &mut Out<'_>) {}
 }
@@ -167,23 +168,20 @@ impl views::rooms::form::View for FormPage<'_> {
         let keys = &self.cx.keys;
         if self.variant == Kind::Open {
             for p in &self.people {
-                views::rooms::person_open::render(&Row(keys, p), o);
+                views::rooms::person::render(&Row(keys, p, Control::Check), o);
             }
             return;
         }
         let new_room = self.room.is_none();
         for p in self.people.iter().filter(|p| p.member) {
-            if new_room && p.id == self.user.id {
-                views::rooms::person_creator::render(&Row(keys, p), o);
-            } else {
-                views::rooms::person_closed::render(&Row(keys, p), o);
-            }
+            let control = if new_room && p.id == self.user.id { Control::Creator } else { Control::Switch };
+            views::rooms::person::render(&Row(keys, p, control), o);
         }
         if self.people.iter().any(|p| p.member) && self.people.iter().any(|p| !p.member) {
             views::layouts::rule::render(&NoHoles, o);
         }
         for p in self.people.iter().filter(|p| !p.member) {
-            views::rooms::person_closed::render(&Row(keys, p), o);
+            views::rooms::person::render(&Row(keys, p, Control::Switch), o);
         }
     }
     fn submit(&self, o: &mut Out<'_>) {
@@ -216,10 +214,22 @@ struct NoHoles;
 impl views::rooms::filter_input::View for NoHoles {}
 impl views::rooms::save_button::View for NoHoles {}
 impl views::layouts::rule::View for NoHoles {}
+impl views::rooms::person_open::View for NoHoles {}
 
-struct Row<'a>(&'a crate::crypto::Keys, &'a Person);
+/// What a person's row offers after the name.
+#[derive(Clone, Copy)]
+enum Control {
+    /// Open room: everyone is a member.
+    Check,
+    /// Closed room: a membership switch.
+    Switch,
+    /// The creator of a new closed room: always a member.
+    Creator,
+}
 
-impl views::rooms::person_open::View for Row<'_> {
+struct Row<'a>(&'a crate::crypto::Keys, &'a Person, Control);
+
+impl views::rooms::person::View for Row<'_> {
     fn value(&self, o: &mut Out<'_>) {
         o.attr(&self.1.name.to_lowercase());
     }
@@ -228,19 +238,17 @@ impl views::rooms::person_open::View for Row<'_> {
     }
     fn name(&self, o: &mut Out<'_>) {
         o.text(&self.1.name);
+    }
+    fn control(&self, o: &mut Out<'_>) {
+        match self.2 {
+            Control::Check => views::rooms::person_open::render(&NoHoles, o),
+            Control::Switch => views::rooms::person_closed::render(self, o),
+            Control::Creator => views::rooms::person_creator::render(self, o),
+        }
     }
 }
 
 impl views::rooms::person_closed::View for Row<'_> {
-    fn value(&self, o: &mut Out<'_>) {
-        o.attr(&self.1.name.to_lowercase());
-    }
-    fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
-    }
-    fn name(&self, o: &mut Out<'_>) {
-        o.text(&self.1.name);
-    }
     fn user_id(&self, o: &mut Out<'_>) {
         o.int(self.1.id);
     }
@@ -249,18 +257,12 @@ impl views::rooms::person_closed::View for Row<'_> {
             o.static_bytes(b"checked");
         }
     }
+    fn name(&self, o: &mut Out<'_>) {
+        o.attr(&self.1.name);
+    }
 }
 
 impl views::rooms::person_creator::View for Row<'_> {
-    fn value(&self, o: &mut Out<'_>) {
-        o.attr(&self.1.name.to_lowercase());
-    }
-    fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
-    }
-    fn name(&self, o: &mut Out<'_>) {
-        o.text(&self.1.name);
-    }
     fn user_id(&self, o: &mut Out<'_>) {
         o.int(self.1.id);
     }
@@ -277,6 +279,38 @@ pub fn ensure_can_create(cx: &Ctx, rq: &Req<'_, '_>) -> Result<(), AppError> {
 }
 
 /// `room[name]`, required as Rails' `params.require(:room)` does (400 when absent).
-pub fn room_name<'a>(rq: &'a Req<'_, '_>) -> Result<&'a str, AppError> {
-    rq.params.get_str("room[name]").ok_or(AppError::BadRequest("param is missing or the value is empty: room"))
+fn room_name(rq: &Req<'_, '_>) -> Result<String, AppError> {
+    let name = rq.params.get_str("room[name]").ok_or(AppError::BadRequest("param is missing or the value is empty: room"))?;
+    Ok(name.to_owned())
+}
+
+/// For `POST /rooms/{opens,closeds}`: checks the creation permission, then gives the
+/// creator's id and the new room's `room[name]`.
+pub fn to_create(cx: &Ctx, rq: &Req<'_, '_>) -> Result<(i64, String), AppError> {
+    ensure_can_create(cx, rq)?;
+    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
+    Ok((user.id, room_name(rq)?))
+}
+
+/// `GET /rooms/{opens,closeds}/:id/edit` shown as `variant`: any member of the shared room
+/// may look.
+pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, variant: Kind) -> Result<Flow, AppError> {
+    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
+    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
+    render(cx, rq, res, variant, Some(room))
+}
+
+/// For `PATCH/PUT /rooms/{opens,closeds}/:id`: the id of the user's shared room `:id`, which
+/// they must be able to administer (else 403, before any change), and its new `room[name]`.
+/// `Ok(None)`: no such room, and the "not found" answer is already in `res`.
+pub fn to_update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Option<(i64, String)>, AppError> {
+    let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
+    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else {
+        rooms::not_found(cx, rq, res)?;
+        return Ok(None);
+    };
+    if !rooms::can_administer(&user, &room) {
+        return Err(AppError::Head(403));
+    }
+    Ok(Some((room.id, room_name(rq)?)))
 }

@@ -2,7 +2,7 @@
 //! new/create, edit/update (closing an open room and revising its members), and show.
 
 use super::room_forms;
-use super::rooms::{self, Scope};
+use super::rooms;
 use super::sidebars::{self, Place};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
@@ -23,9 +23,7 @@ pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flo
 
 /// `GET /rooms/closeds/:id/edit`: any member may look.
 pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
-    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
-    room_forms::render(cx, rq, res, Kind::Closed, Some(room))
+    room_forms::edit(cx, rq, res, Kind::Closed)
 }
 
 /// The `user_ids[]` of the form, in order, duplicates and non-numbers dropped.
@@ -55,10 +53,8 @@ fn existing_users(c: &Conn, ids: &[i64]) -> db::Result<Vec<i64>> {
 /// `POST /rooms/closeds`: creates the room for the chosen people (the creator is not added
 /// unless chosen, as in Rails); each member's sidebar gets the room.
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
-    room_forms::ensure_can_create(cx, rq)?;
-    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let name = room_forms::room_name(rq)?.to_owned();
-    let (me, ids) = (user.id, user_ids(rq));
+    let (me, name) = room_forms::to_create(cx, rq)?;
+    let ids = user_ids(rq);
     let shown = name.clone();
     cx.write(
         rq,
@@ -82,13 +78,8 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
 /// `PATCH/PUT /rooms/closeds/:id`: admin or creator; renames, closes, and makes the members
 /// exactly `user_ids[]`.
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
-    let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
-    if !rooms::can_administer(&user, &room) {
-        return Err(AppError::Head(403));
-    }
-    let name = room_forms::room_name(rq)?.to_owned();
-    let (id, ids) = (room.id, user_ids(rq));
+    let Some((id, name)) = room_forms::to_update(cx, rq, res)? else { return Ok(Flow::Done) };
+    let ids = user_ids(rq);
     let shown = name.clone();
     cx.write(
         rq,

@@ -26,17 +26,12 @@ pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flo
 
 /// `GET /rooms/opens/:id/edit`: any member may look.
 pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
-    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
-    room_forms::render(cx, rq, res, Kind::Open, Some(room))
+    room_forms::edit(cx, rq, res, Kind::Open)
 }
 
 /// `POST /rooms/opens`: creates the room (everyone joins), tells every sidebar.
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
-    room_forms::ensure_can_create(cx, rq)?;
-    let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let name = room_forms::room_name(rq)?.to_owned();
-    let me = user.id;
+    let (me, name) = room_forms::to_create(cx, rq)?;
     let shown = name.clone();
     cx.write(
         rq,
@@ -52,13 +47,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
 
 /// `PATCH/PUT /rooms/opens/:id`: admin or creator; renames and opens the room.
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
-    let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
-    if !rooms::can_administer(&user, &room) {
-        return Err(AppError::Head(403));
-    }
-    let name = room_forms::room_name(rq)?.to_owned();
-    let id = room.id;
+    let Some((id, name)) = room_forms::to_update(cx, rq, res)? else { return Ok(Flow::Done) };
     let shown = name.clone();
     cx.write(
         rq,

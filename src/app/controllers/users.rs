@@ -3,8 +3,9 @@
 //! is signed in. Also the "name tag" sign-up card shared with first run.
 
 use crate::app::layout::{self, Page};
-use crate::app::{cookies, respond, AppError, Ctx, Flow, Req};
-use crate::db::{self, Job};
+use crate::app::form_file::{self, FormFile};
+use crate::app::{cookies, respond, storage, AppError, Ctx, Flow, Req};
+use crate::db::{self, Conn, Job};
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -17,54 +18,101 @@ pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flo
     Ok(Flow::Done)
 }
 
-/// `POST /join/:join_code`: creates the member (password hashed on the worker), signs them
-/// in and goes to `/`; an e-mail address already taken goes to the sign-in form instead,
-/// pre-filled, with nothing created.
+/// `POST /join/:join_code`: creates the member (password hashed on the worker, avatar stored
+/// as the profile stores it), signs them in and goes to `/`; an e-mail address already taken
+/// goes to the sign-in form instead, pre-filled, with nothing created.
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     joinable_account(cx, rq)?;
     let form = NametagForm::from_params(rq)?;
+    let taken = |email: &str| {
+        let mut to = b"/session/new?email_address=".to_vec();
+        crate::crypto::cookies::form_escape(email.as_bytes(), &mut to);
+        String::from_utf8_lossy(&to).into_owned()
+    };
+    sign_up(cx, rq, "users#create", form, taken, |c, person, now| {
+        let user = db::users::NewUser {
+            name: person.name,
+            email_address: Some(person.email_address),
+            password_digest: person.password_digest,
+            role: db::users::ROLE_MEMBER,
+            ..db::users::NewUser::default()
+        };
+        db::users::create(c, &user, now)
+    })
+}
+
+/// The sign-up card's fields as the writer sees them (the password already hashed).
+pub(crate) struct Person<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) email_address: &'a str,
+    /// `None` for an empty password, which Rails ignores (the digest stays NULL).
+    pub(crate) password_digest: Option<&'a str>,
+}
+
+/// The part first run and join share: hashes the password and stores the avatar on the
+/// worker, then in one writer job runs `create` (which inserts the person and returns their
+/// id), attaches the avatar and starts a session; back on the loop sets `session_token` and
+/// goes to `/`. A unique-constraint failure (e-mail taken, or a concurrent first run) goes to
+/// `taken(e-mail)` with nothing created; the stored avatar file is deleted again whenever the
+/// rows do not commit. `who` names the action in log lines.
+pub(crate) fn sign_up(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    who: &'static str,
+    form: NametagForm,
+    taken: fn(&str) -> String,
+    create: impl FnOnce(&Conn, &Person<'_>, i64) -> db::Result<i64> + Send + 'static,
+) -> Result<Flow, AppError> {
     let user_agent = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
     let ip = rq.ip.to_string();
+    let storage_root = cx.config.storage_path.clone();
     let writer = cx.writer.clone();
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.digest();
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, who, ticket) else { return };
+        let new_key = stored.as_ref().map(|s| s.key().to_owned());
         let token = String::from_utf8_lossy(&crate::crypto::token::session_token()).into_owned();
         let now = db::time::now_us();
         let job_token = token.clone();
-        let email = form.email_address.clone();
+        let (name, email) = (form.name, form.email_address);
+        let taken_path = taken(&email);
         writer.submit(Job::new(
             move |c| {
-                let user = db::users::NewUser {
-                    name: &form.name,
-                    email_address: Some(&form.email_address),
-                    password_digest: digest.as_deref(),
-                    role: db::users::ROLE_MEMBER,
-                    ..db::users::NewUser::default()
+                let person = Person { name: &name, email_address: &email, password_digest: digest.as_deref() };
+                let user_id = create(c, &person, now)?;
+                let orphans = match &stored {
+                    Some(s) => s.attach(c, "User", user_id, "avatar", now)?,
+                    None => Vec::new(),
                 };
-                let user_id = db::users::create(c, &user, now)?;
-                db::sessions::create(c, user_id, &job_token, Some(ip.as_str()), user_agent.as_deref(), now)
+                db::sessions::create(c, user_id, &job_token, Some(ip.as_str()), user_agent.as_deref(), now)?;
+                Ok(orphans)
             },
             move |created| {
-                ticket.finish(move |cx, res| match created {
-                    Ok(_) => {
-                        cookies::set_session_token(cx, res, &token);
-                        respond::redirect(res, "/");
-                        Ok(())
+                ticket.finish(move |cx, res| {
+                    let root = &cx.config.storage_path;
+                    match created {
+                        Ok(orphans) => {
+                            storage::delete(root, &orphans);
+                            cookies::set_session_token(cx, res, &token);
+                            respond::redirect(res, "/");
+                            return Ok(());
+                        }
+                        Err(e) => {
+                            storage::delete(root, &new_key.into_iter().collect::<Vec<_>>());
+                            if !e.is_constraint() {
+                                return Err(e.into());
+                            }
+                        }
                     }
-                    Err(e) if e.is_constraint() => {
-                        let mut to = b"/session/new?email_address=".to_vec();
-                        crate::crypto::cookies::form_escape(email.as_bytes(), &mut to);
-                        respond::redirect(res, &String::from_utf8_lossy(&to));
-                        Ok(())
-                    }
-                    Err(e) => Err(e.into()),
+                    respond::redirect(res, &taken_path);
+                    Ok(())
                 })
             },
         ));
     });
     if !queued {
-        eprintln!("app: users#create: worker queue full, answering 503");
+        eprintln!("app: {who}: worker queue full, answering 503");
     }
     Ok(Flow::Parked)
 }
@@ -79,11 +127,13 @@ fn joinable_account(cx: &Ctx, rq: &Req<'_, '_>) -> Result<db::accounts::Account,
     }
 }
 
-/// The fields of the sign-up card (`user[name]`, `user[email_address]`, `user[password]`).
+/// The fields of the sign-up card (`user[name]`, `user[email_address]`, `user[password]`,
+/// `user[avatar]`).
 pub(crate) struct NametagForm {
-    pub(crate) name: String,
-    pub(crate) email_address: String,
+    name: String,
+    email_address: String,
     password: Vec<u8>,
+    avatar: Option<FormFile>,
 }
 
 impl NametagForm {
@@ -97,12 +147,13 @@ impl NametagForm {
             name: rq.params.get_str("user[name]").unwrap_or("").to_owned(),
             email_address: rq.params.get_str("user[email_address]").unwrap_or("").to_owned(),
             password: rq.params.get("user[password]").unwrap_or(b"").to_vec(),
+            avatar: FormFile::from_request(rq, "user[avatar]"),
         })
     }
 
     /// The bcrypt digest of the password (slow: call on the worker); `None` for an empty
-    /// password, which Rails ignores (the digest stays NULL).
-    pub(crate) fn digest(&self) -> Option<String> {
+    /// password.
+    fn digest(&self) -> Option<String> {
         (!self.password.is_empty()).then(|| crate::crypto::bcrypt::hash(&self.password))
     }
 }
