@@ -19,4 +19,5 @@ pub mod cache;
 pub mod gzip;
 pub mod cable;
 pub mod qr;
+pub mod push;
 pub mod config;
