@@ -5,5 +5,11 @@
 //! `ece` and `vapid` are the cryptography; `payload` builds the JSON the service worker reads;
 //! `deliver` posts one notification and forgets subscriptions the push service says are gone.
 
+pub mod deliver;
 pub mod ece;
+pub mod message_pusher;
+pub mod payload;
 pub mod vapid;
+
+pub use message_pusher::message_posted;
+pub use vapid::Vapid;
