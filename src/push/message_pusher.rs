@@ -29,9 +29,13 @@ pub fn message_posted(cx: &mut Ctx, room: &Room, m: &Message) {
 
 fn push_message(cx: &mut Ctx, vapid: &Arc<Vapid>, room: &Room, m: &Message) -> db::Result<()> {
     let now = db::time::now_us();
+    let candidates = push_subscriptions::candidates(&cx.db, room.id, m.creator_id, now)?;
+    if candidates.is_empty() {
+        return Ok(());
+    }
     let (plain, mentionees) = plain_text_and_mentionees(cx, m, now / 1000)?;
-    let recipients = push_subscriptions::recipients(&cx.db, room.id, m.creator_id, &mentionees, now)?;
-    if recipients.is_empty() {
+    let mut recipients = candidates.into_iter().filter(|c| c.wants(&mentionees)).map(|c| c.subscription).peekable();
+    if recipients.peek().is_none() {
         return Ok(());
     }
     let creator = db::users::find(&cx.db, m.creator_id)?.map(|u| u.name).unwrap_or_default();
