@@ -19,11 +19,20 @@ pub const SUBJECT: &str = "mailto:support@37signals.com";
 /// allows at most 24 hours, so a push service whose clock runs ahead still takes it.
 pub const TOKEN_TTL_S: i64 = 12 * 60 * 60;
 
+/// A token is reused for the same push service for this long (an ECDSA signature saved per
+/// push), so what is sent still has at least 11 hours to run.
+pub const TOKEN_REUSE_S: i64 = 60 * 60;
+
+/// Push services a process talks to are few (FCM, Mozilla, Apple, Microsoft): tokens kept.
+const TOKEN_CACHE_MAX: usize = 16;
+
 /// The application server's identity. `Debug` shows the public key only.
 pub struct Vapid {
     key: SigningKey,
     /// The public key as `k=` wants it: URL-safe base64 without padding.
     public_b64: String,
+    /// Recent `Authorization` values per audience: (audience, minted at, value).
+    tokens: std::sync::Mutex<Vec<(String, i64, String)>>,
 }
 
 impl std::fmt::Debug for Vapid {
@@ -61,7 +70,7 @@ impl Vapid {
         }
         let mut public_b64 = Vec::with_capacity(88);
         base64::encode(UrlSafe, false, &given, &mut public_b64);
-        Ok(Some(Vapid { key, public_b64: String::from_utf8_lossy(&public_b64).into_owned() }))
+        Ok(Some(Vapid { key, public_b64: String::from_utf8_lossy(&public_b64).into_owned(), tokens: Default::default() }))
     }
 
     /// The public key, URL-safe base64 without padding.
@@ -70,10 +79,25 @@ impl Vapid {
     }
 
     /// The `Authorization` value for a POST to `endpoint` at Unix time `now_s`:
-    /// `vapid t=<JWT>,k=<public key>`. None when the endpoint has no `scheme://host`.
+    /// `vapid t=<JWT>,k=<public key>`, the one minted for the same audience within
+    /// `TOKEN_REUSE_S` if there is one. None when the endpoint has no `scheme://host`.
     pub fn authorization(&self, endpoint: &str, now_s: i64) -> Option<String> {
-        let jwt = self.token(&audience(endpoint)?, now_s + TOKEN_TTL_S);
-        Some(format!("vapid t={jwt},k={}", self.public_b64))
+        let aud = audience(endpoint)?;
+        let fresh = |minted: i64| minted <= now_s && now_s - minted < TOKEN_REUSE_S;
+        if let Ok(tokens) = self.tokens.lock() {
+            if let Some((_, _, value)) = tokens.iter().find(|(a, minted, _)| *a == aud && fresh(*minted)) {
+                return Some(value.clone());
+            }
+        }
+        let value = format!("vapid t={},k={}", self.token(&aud, now_s + TOKEN_TTL_S), self.public_b64);
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.retain(|(a, minted, _)| *a != aud && fresh(*minted));
+            if tokens.len() >= TOKEN_CACHE_MAX {
+                tokens.remove(0);
+            }
+            tokens.push((aud, now_s, value.clone()));
+        }
+        Some(value)
     }
 
     /// The signed JWT: header `{"typ":"JWT","alg":"ES256"}`, claims `aud`, `exp`, `sub`.
@@ -142,6 +166,25 @@ mod tests {
         public.verify(signing_input.as_bytes(), &sig).unwrap();
         // and not for anything else
         assert!(public.verify(b"x.y", &sig).is_err());
+    }
+
+    #[test]
+    fn a_token_is_reused_per_push_service_for_an_hour() {
+        let v = Vapid::from_config(Some(PUBLIC), Some(PRIVATE)).unwrap().unwrap();
+        let t0 = 1_700_000_000;
+        let a = v.authorization("https://fcm.googleapis.com/fcm/send/1", t0).unwrap();
+        assert_eq!(v.authorization("https://fcm.googleapis.com/fcm/send/2", t0 + TOKEN_REUSE_S - 1).unwrap(), a);
+        let other = v.authorization("https://updates.push.services.mozilla.com/wpush/v2/x", t0).unwrap();
+        assert_ne!(other, a);
+        let later = v.authorization("https://fcm.googleapis.com/fcm/send/1", t0 + TOKEN_REUSE_S).unwrap();
+        assert_ne!(later, a);
+        let claims = |auth: &str| {
+            let jwt = auth.strip_prefix("vapid t=").unwrap().split(',').next().unwrap().to_string();
+            String::from_utf8(b64(jwt.split('.').nth(1).unwrap())).unwrap()
+        };
+        assert!(claims(&later).contains(&format!("\"exp\":{},", t0 + TOKEN_REUSE_S + TOKEN_TTL_S)));
+        // a clock that went backwards mints afresh rather than reuse a token from the future
+        assert_ne!(v.authorization("https://fcm.googleapis.com/fcm/send/1", t0 - 10).unwrap(), later);
     }
 
     #[test]
