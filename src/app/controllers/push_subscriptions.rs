@@ -121,7 +121,7 @@ fn members(r: &mut json::Reader<'_>) -> Option<[String; 3]> {
 pub fn describe_agent(ua: Option<&str>) -> String {
     let Some(ua) = ua.filter(|u| !u.trim().is_empty()) else { return String::new() };
     let version_of = |token: &str| {
-        ua.split_once(token).map(|(_, rest)| rest.split(|c: char| c == ' ' || c == ';' || c == ')').next().unwrap_or("").to_string())
+        ua.split_once(token).map(|(_, rest)| rest.split([' ', ';', ')']).next().unwrap_or("").to_string())
     };
     let (browser, version) = if let Some(v) = version_of("Edg/") {
         ("Edge", Some(v))
