@@ -19,4 +19,6 @@ pub mod cache;
 pub mod gzip;
 pub mod cable;
 pub mod qr;
+pub mod outbound;
+pub mod push;
 pub mod config;

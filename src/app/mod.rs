@@ -66,10 +66,14 @@ pub struct Env {
     pub rev: Option<String>,
     /// `VAPID_PUBLIC_KEY`, shown to the page's push code (empty when unset).
     pub vapid_public_key: String,
+    /// The VAPID key pair when both keys are set and belong together: Web Push is off
+    /// without it (a bad pair is logged once at start).
+    pub vapid: Option<Arc<crate::push::Vapid>>,
 }
 
 impl Env {
-    /// Reads `DISABLE_SSL`, `APP_VERSION`, `GIT_REVISION` and `VAPID_PUBLIC_KEY` through `get`.
+    /// Reads `DISABLE_SSL`, `APP_VERSION`, `GIT_REVISION`, `VAPID_PUBLIC_KEY` and
+    /// `VAPID_PRIVATE_KEY` through `get`.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Env {
         let nonblank = |k: &str| get(k).filter(|v| !v.trim().is_empty());
         let rev = nonblank("GIT_REVISION");
@@ -78,6 +82,13 @@ impl Env {
             version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| "0".into()),
             rev,
             vapid_public_key: nonblank("VAPID_PUBLIC_KEY").unwrap_or_default(),
+            vapid: match crate::push::Vapid::from_config(get("VAPID_PUBLIC_KEY").as_deref(), get("VAPID_PRIVATE_KEY").as_deref()) {
+                Ok(v) => v.map(Arc::new),
+                Err(e) => {
+                    eprintln!("push: {e}; Web Push is off");
+                    None
+                }
+            },
         }
     }
 }

@@ -249,19 +249,19 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (profiles::update, SIGNED_IN, Params { user_id, ..p }, "users/profiles#update")
         }
         [b"users", user_id, b"push_subscriptions", push_subscription_id, b"test_notifications"] if m == Post => (
-            UNBUILT, // users::push_subscriptions::test_notifications::create
+            push_subscriptions_test_notifications::create,
             SIGNED_IN,
             Params { user_id, push_subscription_id, ..p },
             "users/push_subscriptions/test_notifications#create",
         ),
         [b"users", user_id, b"push_subscriptions"] if get => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#index") // users::push_subscriptions::index
+            (push_subscriptions::index, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#index")
         }
         [b"users", user_id, b"push_subscriptions"] if m == Post => {
-            (UNBUILT, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#create") // users::push_subscriptions::create
+            (push_subscriptions::create, SIGNED_IN, Params { user_id, ..p }, "users/push_subscriptions#create")
         }
         [b"users", user_id, b"push_subscriptions", id] if m == Delete => (
-            UNBUILT, // users::push_subscriptions::destroy
+            push_subscriptions::destroy,
             SIGNED_IN,
             Params { user_id, id, ..p },
             "users/push_subscriptions#destroy",

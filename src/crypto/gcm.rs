@@ -1,14 +1,14 @@
-//! AES-256-GCM (NIST SP 800-38D) on the `aes` block cipher, with GHASH written here.
+//! AES-GCM (NIST SP 800-38D) on the `aes` block cipher, with GHASH written here.
 //!
 //! Rails encrypts the `_campfire_session` cookie with AES-256-GCM, 12-byte IVs and a
-//! 16-byte tag. GHASH is a constant-time carry-less multiply in the style of BearSSL's
+//! 16-byte tag; Web Push (RFC 8291) encrypts with AES-128-GCM, hence both key sizes. GHASH is a constant-time carry-less multiply in the style of BearSSL's
 //! "ctmul64": integer multiplications on operands with 3-bit holes between the bits that
 //! matter, so no table lookups depend on secret data. Known limit: about a hundred 64-bit
 //! multiplications per 16-byte block; a PCLMULQDQ path would be ~10× faster, but cookies
 //! are a few hundred bytes and are decrypted only when a handler needs the session.
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use aes::{Aes256, Block};
+use aes::{Aes128, Aes256, Block};
 
 use super::token::ct_eq;
 
@@ -16,11 +16,34 @@ use super::token::ct_eq;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Invalid;
 
-/// An AES-256-GCM key, expanded once (round keys and the hash key H).
+/// An AES-GCM key, expanded once (round keys and the hash key H).
 #[derive(Clone)]
 pub struct Gcm {
-    aes: Aes256,
+    aes: Cipher,
     h: HashKey,
+}
+
+/// The block cipher under the mode: the key size is fixed when the key is expanded.
+#[derive(Clone)]
+enum Cipher {
+    Aes128(Aes128),
+    Aes256(Aes256),
+}
+
+impl Cipher {
+    fn encrypt_block(&self, b: &mut Block) {
+        match self {
+            Cipher::Aes128(a) => a.encrypt_block(b),
+            Cipher::Aes256(a) => a.encrypt_block(b),
+        }
+    }
+
+    fn encrypt_blocks(&self, b: &mut [Block]) {
+        match self {
+            Cipher::Aes128(a) => a.encrypt_blocks(b),
+            Cipher::Aes256(a) => a.encrypt_blocks(b),
+        }
+    }
 }
 
 /// H split for Karatsuba (low, high, low^high halves), each also bit-reversed, so the
@@ -99,9 +122,17 @@ fn block_u128(b: &[u8]) -> u128 {
 }
 
 impl Gcm {
-    /// Expands a 256-bit key.
+    /// Expands a 256-bit key (AES-256-GCM).
     pub fn new(key: &[u8; 32]) -> Gcm {
-        let aes = Aes256::new(&(*key).into());
+        Gcm::with(Cipher::Aes256(Aes256::new(&(*key).into())))
+    }
+
+    /// Expands a 128-bit key (AES-128-GCM).
+    pub fn new128(key: &[u8; 16]) -> Gcm {
+        Gcm::with(Cipher::Aes128(Aes128::new(&(*key).into())))
+    }
+
+    fn with(aes: Cipher) -> Gcm {
         let mut h = Block::default();
         aes.encrypt_block(&mut h);
         Gcm {
@@ -269,6 +300,30 @@ mod tests {
             assert_eq!(tag.to_vec(), hex(c.tag));
             gcm.open(&iv, &hex(c.aad), &mut buf, &tag).unwrap();
             assert_eq!(buf, hex(c.pt));
+        }
+    }
+
+    // The AES-128 cases (2 and 4) of the same paper: Web Push uses AES-128-GCM.
+    #[test]
+    fn mcgrew_viega_aes128_vectors() {
+        let cases = [
+            ("00000000000000000000000000000000", "000000000000000000000000", "00000000000000000000000000000000", "",
+             "0388dace60b6a392f328c2b971b2fe78", "ab6e47d42cec13bdf53a67b21257bddf"),
+            ("feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
+             "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+             "feedfacedeadbeeffeedfacedeadbeefabaddad2",
+             "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
+             "5bc94fbc3221a5db94fae95ae7121a47"),
+        ];
+        for (key, iv, pt, aad, ct, tag) in cases {
+            let gcm = Gcm::new128(&hex(key).try_into().unwrap());
+            let iv: [u8; 12] = hex(iv).try_into().unwrap();
+            let mut buf = hex(pt);
+            let t = gcm.seal(&iv, &hex(aad), &mut buf);
+            assert_eq!(buf, hex(ct));
+            assert_eq!(t.to_vec(), hex(tag));
+            gcm.open(&iv, &hex(aad), &mut buf, &t).unwrap();
+            assert_eq!(buf, hex(pt));
         }
     }
 

@@ -30,6 +30,7 @@ pub mod boosts;
 pub mod bots;
 pub mod memberships;
 pub mod messages;
+pub mod push_subscriptions;
 pub mod rooms;
 pub mod searches;
 pub mod sessions;

@@ -3,8 +3,8 @@
 //! an administrator. Every write goes through the writer; the broadcasts of spec/06 §11.1–11.2
 //! go out once the write has committed, rendered once and shared with the HTTP answer.
 //!
-//! Not here yet: file uploads (`message[attachment]`, the Files issue), bot webhooks and Web
-//! Push on create (the Notifications issue).
+//! Not here yet: file uploads (`message[attachment]`, the Files issue) and bot webhooks.
+//! Web Push on create: `push::message_posted`, after the broadcasts.
 
 use crate::app::layout::{self, Page};
 use crate::app::message_view::{self, Renderer};
@@ -139,6 +139,7 @@ pub(crate) fn post(
     };
     let now = db::time::now_us();
     let (room_id, kind) = (room.id, room.kind);
+    let pushed_room = room.clone();
     cx.write(
         rq,
         {
@@ -159,6 +160,7 @@ pub(crate) fn post(
             views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
             room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
             room_streams::broadcast_unreads(room_id, &members);
+            crate::push::message_posted(cx, &pushed_room, &m);
             answer(cx, res, &m, &stream)
         },
     )

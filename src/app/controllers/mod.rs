@@ -20,6 +20,8 @@ pub mod logos;
 pub mod messages;
 pub mod messages_by_bots;
 pub mod profiles;
+pub mod push_subscriptions;
+pub mod push_subscriptions_test_notifications;
 pub mod pwa;
 pub mod qr_code;
 pub mod room_forms;
