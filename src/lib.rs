@@ -20,3 +20,4 @@ pub mod gzip;
 pub mod cable;
 pub mod qr;
 pub mod config;
+pub mod outbound;
