@@ -33,6 +33,7 @@ pub mod room_streams;
 pub mod storage;
 pub mod router;
 pub mod test_routes;
+pub mod webhooks;
 pub mod worker;
 
 pub use crate::server::Flow;

@@ -102,7 +102,12 @@ pub(crate) fn send_via(req: &Request<'_>, pinned: Option<IpAddr>, tls_config: Op
     let url = url::parse(req.url).map_err(Error::Url)?;
     let addrs = match (pinned, url.ip) {
         (Some(ip), _) | (None, Some(ip)) => vec![ip],
-        (None, None) => dns::resolve(&url.host, req.timeout)?,
+        // A lookup that times out is a DNS failure, not the peer's slowness: webhooks post
+        // their timeout reply only for connect and read timeouts (spec/04 §4.3).
+        (None, None) => dns::resolve(&url.host, req.timeout).map_err(|e| match e {
+            Error::Timeout => Error::Dns(format!("{}: lookup timed out", url.host)),
+            e => e,
+        })?,
     };
     let sock = connect_any(&addrs, url.port, req.timeout)?;
     if url.https {
