@@ -25,6 +25,7 @@ pub mod flow;
 pub mod gates;
 pub mod layout;
 pub mod message_view;
+pub mod opengraph;
 pub mod params;
 pub mod rate_limit;
 pub mod request;
