@@ -1,17 +1,26 @@
 //! `POST /unfurl_link` against the real binary (spec/05 unfurl_links_controller_test and the
 //! opengraph model tests, spec/02 §4.30), with a loopback page server. Loopback is private,
-//! so these servers run with `CAMPFIRE_UNFURL_ALLOW_PRIVATE=1`; one test checks the policy
-//! itself with the override off.
+//! so these servers run with `CAMPFIRE_UNFURL_ALLOW_PRIVATE=127.0.0.1`, which exempts that one
+//! address: the page server also listens on 127.0.0.2, which stays blocked.
 
 mod support;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use support::*;
 
-/// Serves the pages below on loopback; returns the port.
+const ALLOW: (&str, &str) = ("CAMPFIRE_UNFURL_ALLOW_PRIVATE", "127.0.0.1");
+
+/// Serves the pages below on 127.0.0.1 and 127.0.0.2 (same port); returns the port.
 fn page_server() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    let other = TcpListener::bind(("127.0.0.2", port)).unwrap();
+    serve(l, port);
+    serve(other, port);
+    port
+}
+
+fn serve(l: TcpListener, port: u16) {
     std::thread::spawn(move || {
         for conn in l.incoming() {
             let Ok(mut c) = conn else { return };
@@ -28,7 +37,6 @@ fn page_server() -> u16 {
             });
         }
     });
-    port
 }
 
 fn html(body: &str) -> Vec<u8> {
@@ -56,6 +64,7 @@ fn answer(port: u16, method: &str, path: &str) -> Vec<u8> {
         ("GET", "/forbidden") => b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n".to_vec(),
         ("GET", "/huge") => b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1073741824\r\n\r\n<html>".to_vec(),
         ("GET", "/redirect") => redirect(&format!("{base}/page")),
+        ("GET", "/to-private") => redirect(&format!("http://127.0.0.2:{port}/page")),
         ("GET", "/relative") => redirect("/page"),
         ("GET", "/loop") => redirect(&format!("{base}/loop")),
         ("HEAD", "/image.png") => b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 10\r\n\r\n".to_vec(),
@@ -77,7 +86,7 @@ fn unfurl(s: &Seeded, url: &str) -> Response {
 
 #[test]
 fn a_page_with_opengraph_tags_unfurls() {
-    let s = start_with(&[("CAMPFIRE_UNFURL_ALLOW_PRIVATE", "1")]);
+    let s = start_with(&[ALLOW]);
     let port = page_server();
     let r = unfurl(&s, &format!("http://127.0.0.1:{port}/page"));
     assert_eq!(r.status, 200, "{}", r.body);
@@ -103,12 +112,16 @@ fn a_page_with_opengraph_tags_unfurls() {
 
 #[test]
 fn no_preview_is_204() {
-    let s = start_with(&[("CAMPFIRE_UNFURL_ALLOW_PRIVATE", "1")]);
+    let s = start_with(&[ALLOW]);
     let port = page_server();
     for path in ["/no-og", "/text", "/forbidden", "/huge", "/relative", "/loop", "/missing", "/video.mp4"] {
         let r = unfurl(&s, &format!("http://127.0.0.1:{port}{path}"));
         assert_eq!((r.status, r.body.as_str()), (204, ""), "{path}");
     }
+    // The redirect target is resolved and checked again: 127.0.0.2 is not exempt.
+    assert_eq!(unfurl(&s, &format!("http://127.0.0.2:{port}/page")).status, 204, "blocked directly");
+    assert_eq!(unfurl(&s, &format!("http://127.0.0.1:{port}/to-private")).status, 204, "blocked after a redirect");
+    assert_eq!(unfurl(&s, &format!("http://localhost:{port}/to-private")).status, 204);
     for bad in ["ftp://example.com/", "httpfake", "~/etc/password"] {
         assert_eq!(unfurl(&s, bad).status, 204, "{bad}");
     }

@@ -154,8 +154,7 @@ pub fn looks_like_file(url: &str) -> bool {
 /// The first address of `host` the policy allows (IPv4 first, resolver order kept).
 fn allowed_address(host: &str) -> Option<IpAddr> {
     let ips = outbound::dns::resolve(host, TIMEOUT).ok()?;
-    let open = ssrf::private_allowed();
-    ips.into_iter().find(|&ip| open || !ssrf::blocked(ip))
+    ips.into_iter().find(|&ip| !ssrf::blocked(ip) || ssrf::overridden(ip))
 }
 
 /// A URL that is an absolute http(s) URL (no spaces or other bytes a strict parser refuses)

@@ -6,13 +6,19 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Set (to anything non-empty) to let unfurling reach private addresses. For tests that
-/// serve pages on loopback only; never set it in production.
+/// Addresses (comma-separated) that link previews may fetch despite the policy. For tests
+/// that serve pages on loopback (`127.0.0.1`); never set it in production.
 pub const ALLOW_PRIVATE_ENV: &str = "CAMPFIRE_UNFURL_ALLOW_PRIVATE";
 
-/// True when the test override is on.
-pub fn private_allowed() -> bool {
-    std::env::var(ALLOW_PRIVATE_ENV).is_ok_and(|v| !v.is_empty())
+static OVERRIDE: std::sync::OnceLock<Vec<IpAddr>> = std::sync::OnceLock::new();
+
+/// True when the test override lists `ip` (the environment is read once).
+pub fn overridden(ip: IpAddr) -> bool {
+    OVERRIDE.get_or_init(|| parse_override(&std::env::var(ALLOW_PRIVATE_ENV).unwrap_or_default())).contains(&ip)
+}
+
+fn parse_override(v: &str) -> Vec<IpAddr> {
+    v.split(',').filter_map(|a| a.trim().parse().ok()).collect()
 }
 
 /// True when a fetch may not connect to `ip`.
@@ -90,6 +96,12 @@ mod tests {
 
     fn b(s: &str) -> bool {
         blocked(s.parse().unwrap())
+    }
+
+    #[test]
+    fn the_override_lists_addresses() {
+        assert_eq!(parse_override("127.0.0.1, ::1,nonsense"), vec!["127.0.0.1".parse::<IpAddr>().unwrap(), "::1".parse().unwrap()]);
+        assert!(parse_override("").is_empty());
     }
 
     #[test]
