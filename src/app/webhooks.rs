@@ -10,15 +10,13 @@
 //! each. The delivery and the reply run on the job thread: the reply goes to the writer
 //! through `messages::insert` and is broadcast by `messages::announce`, rendered with the job
 //! thread's own read-only connection (opened on the first reply). Replies never go through
-//! `messages::post`, so they trigger no webhook: bots cannot loop.
-//!
-//! Not done: rule 2 of §4.3 (a non-text answer with a Content-Type becomes an attachment
-//! message) needs message attachments, which do not exist yet; such answers are logged and
-//! dropped.
+//! `messages::post`, so they trigger no webhook: bots cannot loop. Any other answer with a
+//! Content-Type becomes an attachment message (`attachment.<Rails MIME symbol>`), its file
+//! written through `app::storage` and its rows through `db::blobs::attach`.
 
 use crate::app::controllers::messages as write_path;
 use crate::app::message_view::Renderer;
-use crate::app::Ctx;
+use crate::app::{storage, Ctx};
 use crate::crypto::{self, Keys};
 use crate::db::messages::Message;
 use crate::db::rooms::{Kind, Room};
@@ -26,6 +24,7 @@ use crate::db::{self, bots, users, Conn, Writer};
 use crate::outbound;
 use crate::richtext;
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,6 +85,7 @@ fn queue(cx: &mut Ctx, c: Candidate, m: &Message) -> db::Result<()> {
             keys: Arc::clone(&cx.keys),
             writer: cx.writer.clone(),
             db_path: cx.config.database_path.to_string_lossy().into_owned(),
+            storage: cx.config.storage_path.clone(),
         };
         // `spawn` logs a full queue itself.
         outbound::spawn(Box::new(move || d.run()));
@@ -153,10 +153,11 @@ struct Delivery {
     keys: Arc<Keys>,
     writer: Writer,
     db_path: String,
+    storage: PathBuf,
 }
 
 impl Delivery {
-    /// POSTs the payload and posts the reply it calls for (rules 1, 3, 4, 5; rule 2 logged).
+    /// POSTs the payload and posts the reply it calls for (spec/04 §4.3 rules 1–5).
     fn run(self) {
         let headers = [("Content-Type", "application/json")];
         let req = outbound::Request {
@@ -167,56 +168,142 @@ impl Delivery {
             timeout: TIMEOUT,
             max_body: MAX_REPLY,
         };
-        let text = match outbound::send(&req) {
+        let posted = match outbound::send(&req) {
             Ok(res) => match classify(res.status, res.header("content-type"), &res.body) {
-                Outcome::Text(text) => text,
-                Outcome::Attachment(media) => {
-                    eprintln!(
-                        "webhooks: bot {} answered {} {media} ({} bytes): attachment replies are not supported yet, dropped",
-                        self.bot_id,
-                        res.status,
-                        res.body.len()
-                    );
-                    return;
-                }
+                Outcome::Text(text) => self.reply_text(&text),
+                Outcome::Attachment(media) => self.reply_attachment(&media, &res.body),
                 Outcome::Nothing => return,
             },
-            Err(outbound::Error::Timeout) => TIMEOUT_REPLY.to_owned(),
+            Err(outbound::Error::Timeout) => self.reply_text(TIMEOUT_REPLY),
             Err(e) => {
                 eprintln!("webhooks: bot {} delivery to its webhook failed: {e}", self.bot_id);
                 return;
             }
         };
-        if let Err(e) = self.reply(&text) {
+        if let Err(e) = posted {
             eprintln!("webhooks: bot {} reply in room {} not posted: {e}", self.bot_id, self.room_id);
         }
     }
 
-    /// Posts `text` (taken as HTML, like a bot API body) as the bot's message in the room,
-    /// waits for its COMMIT, and broadcasts it.
-    fn reply(&self, text: &str) -> db::Result<()> {
+    /// Posts `text` (taken as HTML, like a bot API body) as the bot's message.
+    fn reply_text(&self, text: &str) -> db::Result<()> {
         let body = richtext::canonicalize_for_save(text);
         with_db(&self.db_path, |db| {
             let plain = {
                 let r = Renderer::new(db, &self.keys);
                 richtext::plain_text(&body, &|sgid: &str| write_path::mention(&r, sgid))
             };
-            let cmid = String::from_utf8_lossy(&crypto::token::uuid_v4()).into_owned();
-            let now = db::time::now_us();
-            let (tx, rx) = std::sync::mpsc::sync_channel(1);
             let (room_id, bot_id) = (self.room_id, self.bot_id);
-            let job_cmid = cmid.clone();
-            self.writer.submit(db::Job::new(
-                move |c| write_path::insert(c, room_id, bot_id, &job_cmid, Some(&body), &plain, now),
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            ));
-            let (id, members) = rx.recv().map_err(|_| db::Error::new(libsqlite3_sys::SQLITE_ABORT, "writer gone"))??;
-            let m = Message { id, room_id, creator_id: bot_id, client_message_id: cmid, created_at: now, updated_at: now };
-            write_path::announce(db, &self.keys, self.kind, &m, &members).map(|_| ())
+            self.commit_and_announce(db, move |c, cmid, now| write_path::insert(c, room_id, bot_id, cmid, Some(&body), &plain, now))
         })?
     }
+
+    /// Posts `data` as an attachment-only message by the bot: the file `attachment.<ext>`
+    /// (ext = Rails' MIME symbol of `media`, empty when Rails knows none) with Rails'
+    /// canonical name of the type. A file whose rows did not commit is deleted again.
+    fn reply_attachment(&self, media: &str, data: &[u8]) -> db::Result<()> {
+        let (ext, canonical) = rails_mime(media);
+        let filename = format!("attachment.{ext}");
+        let content_type = canonical.unwrap_or(media).to_owned();
+        let stored = storage::write(&self.storage, data, content_type.as_bytes())
+            .map_err(|e| db::Error::new(libsqlite3_sys::SQLITE_IOERR, format!("cannot store the attachment: {e}")))?;
+        let key = stored.key.clone();
+        let result = with_db(&self.db_path, |db| {
+            let (room_id, bot_id) = (self.room_id, self.bot_id);
+            self.commit_and_announce(db, move |c, cmid, now| {
+                let nm = crate::db::messages::NewMessage { room_id, creator_id: bot_id, client_message_id: cmid, body: None, plain_text: &filename };
+                let id = crate::db::messages::create(c, &nm, now)?;
+                let blob = crate::db::blobs::NewBlob {
+                    key: &stored.key,
+                    filename: &filename,
+                    content_type: &content_type,
+                    byte_size: stored.byte_size,
+                    checksum: &stored.checksum,
+                    metadata: &stored.metadata,
+                };
+                crate::db::blobs::attach(c, "Message", id, "attachment", &blob, now)?;
+                Ok((id, crate::db::memberships::user_ids(c, room_id)?))
+            })
+        });
+        if !matches!(result, Ok(Ok(()))) {
+            storage::delete(&self.storage, &[key]);
+        }
+        result?
+    }
+
+    /// Runs `write` (given a fresh client message id and the time) as a writer job, waits for
+    /// its COMMIT, then broadcasts the new message with `db`. `Ok` means committed.
+    fn commit_and_announce(
+        &self,
+        db: &Conn,
+        write: impl FnOnce(&Conn, &str, i64) -> db::Result<(i64, Vec<i64>)> + Send + 'static,
+    ) -> db::Result<()> {
+        let cmid = String::from_utf8_lossy(&crypto::token::uuid_v4()).into_owned();
+        let now = db::time::now_us();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job_cmid = cmid.clone();
+        self.writer.submit(db::Job::new(
+            move |c| write(c, &job_cmid, now),
+            move |r| {
+                let _ = tx.send(r);
+            },
+        ));
+        let (id, members) = rx.recv().map_err(|_| db::Error::new(libsqlite3_sys::SQLITE_ABORT, "writer gone"))??;
+        let m = Message { id, room_id: self.room_id, creator_id: self.bot_id, client_message_id: cmid, created_at: now, updated_at: now };
+        // Committed: a failed broadcast is logged, the message stands.
+        if let Err(e) = write_path::announce(db, &self.keys, self.kind, &m, &members) {
+            eprintln!("webhooks: message {id} committed but not broadcast: {e}");
+        }
+        Ok(())
+    }
+}
+
+/// Rails' MIME symbol (the attachment's extension) and canonical type for a media type
+/// (`Mime::Type.lookup`): `("", None)` for a type Rails does not register.
+pub(crate) fn rails_mime(media: &str) -> (&'static str, Option<&'static str>) {
+    // (symbol, canonical type, synonyms), as Action Dispatch registers them.
+    const TYPES: &[(&str, &str, &[&str])] = &[
+        ("html", "text/html", &["application/xhtml+xml"]),
+        ("text", "text/plain", &[]),
+        ("js", "text/javascript", &["application/javascript", "application/x-javascript"]),
+        ("css", "text/css", &[]),
+        ("ics", "text/calendar", &[]),
+        ("csv", "text/csv", &[]),
+        ("vcf", "text/vcard", &[]),
+        ("vtt", "text/vtt", &["vtt"]),
+        ("png", "image/png", &[]),
+        ("jpeg", "image/jpeg", &["image/pjpeg"]),
+        ("gif", "image/gif", &[]),
+        ("bmp", "image/bmp", &[]),
+        ("tiff", "image/tiff", &[]),
+        ("svg", "image/svg+xml", &[]),
+        ("webp", "image/webp", &[]),
+        ("mpeg", "video/mpeg", &[]),
+        ("mp3", "audio/mpeg", &[]),
+        ("ogg", "audio/ogg", &[]),
+        ("m4a", "audio/aac", &[]),
+        ("webm", "video/webm", &[]),
+        ("mp4", "video/mp4", &[]),
+        ("otf", "font/otf", &[]),
+        ("ttf", "font/ttf", &[]),
+        ("woff", "font/woff", &[]),
+        ("woff2", "font/woff2", &[]),
+        ("xml", "application/xml", &["text/xml", "application/x-xml"]),
+        ("rss", "application/rss+xml", &[]),
+        ("atom", "application/atom+xml", &[]),
+        ("yaml", "application/x-yaml", &["text/yaml", "application/yaml"]),
+        ("multipart_form", "multipart/form-data", &[]),
+        ("url_encoded_form", "application/x-www-form-urlencoded", &[]),
+        ("json", "application/json", &["text/x-json", "application/jsonrequest"]),
+        ("pdf", "application/pdf", &[]),
+        ("zip", "application/zip", &[]),
+        ("gzip", "application/gzip", &[]),
+    ];
+    let media = media.trim().to_ascii_lowercase();
+    TYPES
+        .iter()
+        .find(|(_, canonical, synonyms)| *canonical == media || synonyms.contains(&media.as_str()))
+        .map_or(("", None), |(symbol, canonical, _)| (*symbol, Some(*canonical)))
 }
 
 thread_local! {
@@ -253,6 +340,17 @@ mod tests {
         assert_eq!(classify(500, None, b"oops"), Outcome::Nothing);
         assert_eq!(classify(200, None, b""), Outcome::Nothing);
         assert_eq!(classify(200, Some(" "), b"x"), Outcome::Nothing);
+    }
+
+    #[test]
+    fn names_attachments_by_rails_mime_symbols() {
+        assert_eq!(rails_mime("image/jpeg"), ("jpeg", Some("image/jpeg")));
+        assert_eq!(rails_mime("image/pjpeg"), ("jpeg", Some("image/jpeg")));
+        assert_eq!(rails_mime("text/html"), ("html", Some("text/html")));
+        assert_eq!(rails_mime("application/json"), ("json", Some("application/json")));
+        assert_eq!(rails_mime("text/xml"), ("xml", Some("application/xml")));
+        assert_eq!(rails_mime("application/pdf"), ("pdf", Some("application/pdf")));
+        assert_eq!(rails_mime("application/x-unknown"), ("", None));
     }
 
     #[test]
