@@ -7,7 +7,7 @@
 //! followed by hand (at most 10 requests), each target resolved, checked and pinned again.
 //!
 //! Deliberate differences from Rails: connect and read time out after `TIMEOUT` (Rails uses
-//! Net::HTTP's 60 s defaults), one document fetch at a time (`DOCUMENT_LOCK`) so two 5 MiB pages
+//! Net::HTTP's 60 s defaults) and a whole preview gets `BUDGET`, one document fetch at a time (`DOCUMENT_LOCK`) so two 5 MiB pages
 //! never sit in memory together, and a Twitter/X page that cannot be fetched is "no preview"
 //! (204) rather than Rails' 500.
 
@@ -15,7 +15,7 @@ use crate::outbound::{self, ssrf, url};
 use crate::richtext::tokenizer::{Token, Tokenizer};
 use std::net::IpAddr;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The largest page read (Content-Length or streamed).
 pub const MAX_BODY: usize = 5 * 1024 * 1024;
@@ -23,6 +23,8 @@ pub const MAX_BODY: usize = 5 * 1024 * 1024;
 pub const MAX_REQUESTS: usize = 10;
 /// Connect and each read.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// All lookups and requests of one preview together (the poster's request waits for it).
+pub const BUDGET: Duration = Duration::from_secs(30);
 /// Image types a preview may show (SVG is refused: it can carry script).
 pub const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
@@ -70,17 +72,18 @@ impl Metadata {
 /// The preview of `url`, or None when there is none to show (invalid, private, not HTML,
 /// too large, missing title/description, any failure).
 pub fn from_url(url: &str) -> Option<Metadata> {
+    let deadline = Instant::now() + BUDGET;
     let (fetch_url, force_utf8) = match twitter_rewrite(url) {
         Some(fx) => (fx, true),
         None => (url.to_owned(), false),
     };
     let tags = {
         let _one_at_a_time = DOCUMENT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        let html = read_html(&fetch_url)?;
+        let html = read_html(&fetch_url, deadline)?;
         tags_of(html, force_utf8)
     };
-    let og_url = tags.url.filter(|u| public_location(u).is_some()).unwrap_or_else(|| url.to_owned());
-    let image = tags.image.filter(|i| image_type_allowed(i));
+    let og_url = tags.url.filter(|u| public_location(u, deadline).is_some()).unwrap_or_else(|| url.to_owned());
+    let image = tags.image.filter(|i| image_type_allowed(i, deadline));
     let title = strip_and_escape(tags.title.as_deref().unwrap_or(""));
     let description = strip_and_escape(tags.description.as_deref().unwrap_or(""));
     if title.trim().is_empty() || description.trim().is_empty() {
@@ -151,30 +154,36 @@ pub fn looks_like_file(url: &str) -> bool {
     false
 }
 
+/// What is left of `deadline`, at most `TIMEOUT`; None when it has passed.
+fn time_left(deadline: Instant) -> Option<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    (!left.is_zero()).then(|| left.min(TIMEOUT))
+}
+
 /// The first address of `host` the policy allows (IPv4 first, resolver order kept).
-fn allowed_address(host: &str) -> Option<IpAddr> {
-    let ips = outbound::dns::resolve(host, TIMEOUT).ok()?;
+fn allowed_address(host: &str, deadline: Instant) -> Option<IpAddr> {
+    let ips = outbound::dns::resolve(host, time_left(deadline)?).ok()?;
     ips.into_iter().find(|&ip| !ssrf::blocked(ip) || ssrf::overridden(ip))
 }
 
 /// A URL that is an absolute http(s) URL (no spaces or other bytes a strict parser refuses)
 /// whose host has an allowed address: (parsed, pinned address).
-fn public_location(raw: &str) -> Option<(url::Url, IpAddr)> {
+fn public_location(raw: &str, deadline: Instant) -> Option<(url::Url, IpAddr)> {
     if raw.bytes().any(|b| b <= b' ' || b >= 0x7f) {
         return None;
     }
     let u = url::parse(raw).ok()?;
-    let ip = allowed_address(&u.host)?;
+    let ip = allowed_address(&u.host, deadline)?;
     Some((u, ip))
 }
 
 /// GET (or HEAD) `raw` with pinning and hand-followed redirects; the first non-redirect
 /// response.
-fn request(raw: &str, method: &str, max_body: usize) -> Option<outbound::Response> {
-    let (_, mut ip) = public_location(raw)?;
+fn request(raw: &str, method: &str, max_body: usize, deadline: Instant) -> Option<outbound::Response> {
+    let (_, mut ip) = public_location(raw, deadline)?;
     let mut current = raw.to_owned();
     for _ in 0..MAX_REQUESTS {
-        let req = outbound::Request { method, url: &current, headers: &[], body: b"", timeout: TIMEOUT, max_body };
+        let req = outbound::Request { method, url: &current, headers: &[], body: b"", timeout: time_left(deadline)?, max_body };
         let res = match outbound::send_pinned(&req, ip) {
             Ok(r) => r,
             Err(e) => {
@@ -187,7 +196,7 @@ fn request(raw: &str, method: &str, max_body: usize) -> Option<outbound::Respons
         }
         // Only absolute http(s) locations are followed; each is checked and pinned anew.
         let next = res.header("location")?.trim().to_owned();
-        let (_, next_ip) = public_location(&next)?;
+        let (_, next_ip) = public_location(&next, deadline)?;
         current = next;
         ip = next_ip;
     }
@@ -196,19 +205,19 @@ fn request(raw: &str, method: &str, max_body: usize) -> Option<outbound::Respons
 }
 
 /// The page at `raw` if it is an acceptable HTML document (status 200, `text/html`, ≤ 5 MiB).
-fn read_html(raw: &str) -> Option<Vec<u8>> {
-    public_location(raw)?;
+fn read_html(raw: &str, deadline: Instant) -> Option<Vec<u8>> {
+    public_location(raw, deadline)?;
     if looks_like_file(raw) {
         return None;
     }
-    let res = request(raw, "GET", MAX_BODY)?;
+    let res = request(raw, "GET", MAX_BODY, deadline)?;
     let media = res.header("content-type").map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
     (res.status == 200 && media.as_deref() == Some("text/html")).then_some(res.body)
 }
 
 /// True when a HEAD of `image` answers an allowed image type exactly.
-fn image_type_allowed(image: &str) -> bool {
-    match request(image, "HEAD", 0) {
+fn image_type_allowed(image: &str, deadline: Instant) -> bool {
+    match request(image, "HEAD", 0, deadline) {
         Some(res) => res.header("content-type").is_some_and(|t| IMAGE_TYPES.contains(&t.to_ascii_lowercase().as_str())),
         None => false,
     }
