@@ -26,6 +26,7 @@ pub mod form_file;
 pub mod gates;
 pub mod layout;
 pub mod message_view;
+pub mod opengraph;
 pub mod params;
 pub mod rate_limit;
 pub mod request;
@@ -34,6 +35,7 @@ pub mod room_streams;
 pub mod storage;
 pub mod router;
 pub mod test_routes;
+pub mod webhooks;
 pub mod worker;
 
 pub use crate::server::Flow;

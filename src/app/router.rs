@@ -400,7 +400,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"searches"] if get => (searches::index, SIGNED_IN, p, "searches#index"),
         [b"searches"] if m == Post => (searches::create, SIGNED_IN, p, "searches#create"),
 
-        [b"unfurl_link"] if m == Post => (UNBUILT, SIGNED_IN, p, "unfurl_links#create"), // unfurl_links::create
+        [b"unfurl_link"] if m == Post => (unfurl_links::create, SIGNED_IN, p, "unfurl_links#create"),
 
         // PWA
         [b"webmanifest"] if get => (pwa::manifest, PWA, p, "pwa#manifest"),

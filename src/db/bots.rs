@@ -1,5 +1,5 @@
 //! Bots (spec/01 §4.9): users with role bot and a `bot_token`, and their webhook row
-//! (`webhooks`, one per bot). Delivering webhooks is not here (no outbound HTTP client yet).
+//! (`webhooks`, one per bot). Delivering webhooks is `app::webhooks`.
 
 use super::conn::Conn;
 use super::error::Result;
@@ -56,6 +56,33 @@ pub fn webhook_url(c: &Conn, id: i64) -> Result<Option<String>> {
     let mut s = c.prepare_cached("SELECT url FROM webhooks WHERE user_id = ?1 ORDER BY id LIMIT 1")?;
     s.bind(1, id)?;
     Ok(if s.row()? { s.opt_string(0)? } else { None })
+}
+
+/// An active bot of a room with a webhook URL: who a new message there may be delivered to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hooked {
+    pub id: i64,
+    pub name: String,
+    pub bot_token: String,
+    pub url: String,
+}
+
+/// The active bots that are members of room `room_id` and have a non-blank webhook URL (a
+/// blank one, which Rails stores for bots created without a URL, counts as none), by id.
+/// Driven from `webhooks`, which is tiny, so a room's size does not matter.
+pub fn hooked_in_room(c: &Conn, room_id: i64) -> Result<Vec<Hooked>> {
+    let mut s = c.prepare_cached(
+        "SELECT users.id, users.name, coalesce(users.bot_token, ''), webhooks.url FROM webhooks \
+         JOIN users ON users.id = webhooks.user_id AND users.role = 2 AND users.status = 0 \
+         JOIN memberships ON memberships.user_id = users.id AND memberships.room_id = ?1 \
+         WHERE trim(coalesce(webhooks.url, '')) <> '' GROUP BY users.id ORDER BY users.id",
+    )?;
+    s.bind(1, room_id)?;
+    let mut out = Vec::new();
+    while s.step()? == Step::Row {
+        out.push(Hooked { id: s.int(0), name: s.string(1)?, bot_token: s.string(2)?, url: s.string(3)? });
+    }
+    Ok(out)
 }
 
 /// Sets bot `id`'s webhook to `url`, or deletes it when `url` is `None` or blank (Rails'
@@ -141,5 +168,20 @@ mod tests {
         set_webhook(&c, b, Some("https://c.example/"), T0).unwrap();
         set_webhook(&c, b, None, T0).unwrap();
         assert_eq!(one_int(&c, "SELECT count(*) FROM webhooks"), 0);
+    }
+
+    #[test]
+    fn hooked_bots_are_active_members_with_a_url() {
+        let (_db, c) = TempDb::with_schema();
+        let human = user(&c, "Zed");
+        let hooked = create(&c, "Hooked", "Tok1", Some("http://h/1"), T0).unwrap();
+        let blank = create(&c, "Blank", "Tok2", Some(" "), T0).unwrap();
+        create(&c, "Outside", "Tok3", Some("http://h/3"), T0).unwrap();
+        let gone = create(&c, "Gone", "Tok4", Some("http://h/4"), T0).unwrap();
+        c.exec(&format!("UPDATE users SET status = 1 WHERE id = {gone}")).unwrap();
+        let room = rooms::create_for(&c, Kind::Closed, Some("R"), human, &[human, hooked, blank, gone], T0).unwrap();
+        let got = hooked_in_room(&c, room).unwrap();
+        assert_eq!(got, [Hooked { id: hooked, name: "Hooked".into(), bot_token: "Tok1".into(), url: "http://h/1".into() }]);
+        assert!(hooked_in_room(&c, room + 1000).unwrap().is_empty());
     }
 }

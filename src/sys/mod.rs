@@ -5,6 +5,7 @@
 //! Errors come back as `std::io::Error` built from `errno`, so callers can match on `WouldBlock`
 //! and `Interrupted` like they would with std.
 
+pub mod client;
 pub mod clock;
 pub mod epoll;
 pub mod eventfd;

@@ -3,12 +3,14 @@
 //! an administrator. Every write goes through the writer; the broadcasts of spec/06 §11.1–11.2
 //! go out once the write has committed, rendered once and shared with the HTTP answer.
 //!
-//! Not here yet: file uploads (`message[attachment]`, the Files issue) and bot webhooks.
-//! Web Push on create: `push::message_posted`, after the broadcasts.
+//! Not here yet: file uploads (`message[attachment]`, the Files issue). After the broadcasts
+//! of a new message `post` queues bot webhooks (`app::webhooks`) and Web Push (`push::message_posted`).
 
 use crate::app::layout::{self, Page};
 use crate::app::message_view::{self, Renderer};
 use crate::app::room_streams;
+use crate::app::webhooks;
+use crate::crypto::Keys;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::messages::{Message, NewMessage};
 use crate::db::rooms::Room;
@@ -122,7 +124,9 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
 /// The write path of every new text message (browser and bot API): stores the message with
 /// its search row, room touch and unread marks in one writer job, then — back on the loop
 /// after COMMIT — renders the partial once, broadcasts the `append` (M1) and the unread
-/// fan-out (U1), and hands the message and the stream bytes to `answer` to fill the response.
+/// fan-out (U1), hands the message and the stream bytes to `answer` to fill the response, and
+/// queues the bot webhooks the message calls for (spec/04 §4; webhook replies are posted by
+/// `app::webhooks` through `insert` and `announce`, never through here, so they trigger none).
 /// `body` is already canonical rich text (`richtext::canonicalize_for_save`).
 pub(crate) fn post(
     cx: &mut Ctx,
@@ -137,6 +141,7 @@ pub(crate) fn post(
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
     };
+    let hook = webhooks::candidate(room, body.as_deref(), &plain);
     let now = db::time::now_us();
     let (room_id, kind) = (room.id, room.kind);
     let pushed_room = room.clone();
@@ -144,26 +149,50 @@ pub(crate) fn post(
         rq,
         {
             let cmid = cmid.clone();
-            move |c| {
-                let nm = NewMessage { room_id, creator_id, client_message_id: &cmid, body: body.as_deref(), plain_text: &plain };
-                let id = messages::create(c, &nm, now)?;
-                Ok((id, memberships::user_ids(c, room_id)?))
-            }
+            move |c| insert(c, room_id, creator_id, &cmid, body.as_deref(), &plain, now)
         },
         move |cx, res, created| {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
-            let mut partial = Vec::with_capacity(4096);
-            message_view::render_messages(&cx.db, &cx.keys, std::slice::from_ref(&m), &mut partial)?;
-            let target = room_streams::messages_target(kind, room_id);
-            let mut stream = Vec::with_capacity(partial.len() + 128);
-            views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
-            room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
-            room_streams::broadcast_unreads(room_id, &members);
+            let stream = announce(&cx.db, &cx.keys, kind, &m, &members)?;
             crate::push::message_posted(cx, &pushed_room, &m);
+            if let Some(hook) = hook {
+                webhooks::message_posted(cx, hook, &m);
+            }
             answer(cx, res, &m, &stream)
         },
     )
+}
+
+/// The writer's part of a new text message (on the writer's connection): the message with
+/// its body, search row, room touch and unread marks; returns its id and the room's member
+/// ids for the unread fan-out.
+pub(crate) fn insert(
+    c: &db::Conn,
+    room_id: i64,
+    creator_id: i64,
+    cmid: &str,
+    body: Option<&str>,
+    plain: &str,
+    now: i64,
+) -> db::Result<(i64, Vec<i64>)> {
+    let nm = NewMessage { room_id, creator_id, client_message_id: cmid, body, plain_text: plain };
+    let id = messages::create(c, &nm, now)?;
+    Ok((id, memberships::user_ids(c, room_id)?))
+}
+
+/// The broadcasts of a new message after its COMMIT, from any thread with a read connection
+/// that sees it: renders the partial once, sends the `append` (M1) to the room's stream and
+/// the unread pings (U1) to `members`; returns the stream bytes for an HTTP answer.
+pub(crate) fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64]) -> db::Result<Vec<u8>> {
+    let mut partial = Vec::with_capacity(4096);
+    message_view::render_messages(db, keys, std::slice::from_ref(m), &mut partial)?;
+    let target = room_streams::messages_target(kind, m.room_id);
+    let mut stream = Vec::with_capacity(partial.len() + 128);
+    views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
+    room_streams::broadcast_html(&room_streams::messages_stream(kind, m.room_id), &stream);
+    room_streams::broadcast_unreads(m.room_id, members);
+    Ok(stream)
 }
 
 /// `POST /messages`: a composer whose room is gone (its form lost the room id).
@@ -340,7 +369,7 @@ fn administer(rq: &Req<'_, '_>, m: &Message) -> Result<(), AppError> {
 }
 
 /// A mentioned user for the rich-text functions (lenient sgid, spec/01 §8.3).
-fn mention(r: &Renderer<'_>, sgid: &str) -> Option<Mention> {
+pub(crate) fn mention(r: &Renderer<'_>, sgid: &str) -> Option<Mention> {
     let id = richtext::sgid::unverified_user_id(sgid)?;
     let p = r.person(id).ok()?;
     (!p.name.is_empty()).then(|| Mention { id, name: p.name, bio: String::new(), avatar_url: p.avatar_url })

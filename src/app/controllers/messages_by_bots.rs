@@ -4,8 +4,8 @@
 //! as the text. Writes go through the browser controller's write path (`messages::post`,
 //! `revise`, `remove`), so the search row, unread marks and broadcasts are the same.
 //!
-//! Not here: attachments (`attachment` file field) are answered 422 until uploads exist, and
-//! no webhook is delivered (the outbound HTTP client does not exist yet).
+//! Not here: attachments (`attachment` file field) are answered 422 until uploads exist.
+//! Posts deliver bot webhooks like browser posts do (`messages::post` → `app::webhooks`).
 
 use super::bans::parse_id;
 use super::messages::{self as browser, origin};

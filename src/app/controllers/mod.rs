@@ -35,6 +35,7 @@ pub mod searches;
 pub mod sessions;
 pub mod sessions_transfers;
 pub mod sidebars;
+pub mod unfurl_links;
 pub mod users;
 pub mod users_show;
 pub mod welcome;
