@@ -86,6 +86,8 @@ fn queue(cx: &mut Ctx, c: Candidate, m: &Message) -> db::Result<()> {
             writer: cx.writer.clone(),
             db_path: cx.config.database_path.to_string_lossy().into_owned(),
             storage: cx.config.storage_path.clone(),
+            vapid: cx.env.vapid.clone(),
+            room_name: c.room_name.clone(),
         };
         // `spawn` logs a full queue itself.
         outbound::spawn(Box::new(move || d.run()));
@@ -154,6 +156,9 @@ struct Delivery {
     writer: Writer,
     db_path: String,
     storage: PathBuf,
+    /// Web Push for the reply (Rails pushes every new message, replies included).
+    vapid: Option<Arc<crate::push::Vapid>>,
+    room_name: Option<String>,
 }
 
 impl Delivery {
@@ -253,6 +258,10 @@ impl Delivery {
         // Committed: a failed broadcast is logged, the message stands.
         if let Err(e) = write_path::announce(db, &self.keys, self.kind, &m, &members) {
             eprintln!("webhooks: message {id} committed but not broadcast: {e}");
+        }
+        if let Some(vapid) = &self.vapid {
+            let from = crate::push::message_pusher::From { db, keys: &self.keys, writer: &self.writer, vapid };
+            crate::push::message_pusher::message_posted_from(&from, self.kind, self.room_name.as_deref(), &m);
         }
         Ok(())
     }
