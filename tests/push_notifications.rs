@@ -346,3 +346,37 @@ fn subscriptions_are_registered_listed_tested_and_deleted() {
     assert_eq!(r.location(), Some("/users/me/push_subscriptions"));
     assert_eq!(s.query_int(&format!("SELECT count(*) FROM push_subscriptions WHERE id = {id}")), 0);
 }
+
+#[test]
+fn a_bots_webhook_reply_is_pushed_like_any_new_message() {
+    let (port, rx) = fake_push_service();
+    // Bender's webhook: one delivery, answered with a text reply.
+    let bot = TcpListener::bind("127.0.0.1:0").unwrap();
+    let bot_port = bot.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((mut c, _)) = bot.accept() {
+            let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbeep");
+        }
+    });
+    let s = start_with_vapid();
+    s.srv.sql(&format!("UPDATE webhooks SET url = 'http://127.0.0.1:{bot_port}/bender' WHERE user_id = {BENDER}"));
+    let kevin = Browser::new(4);
+    subscribe(&s, KEVIN, &format!("http://127.0.0.1:{port}/ok/kevin"), &kevin);
+
+    // Kevin's own message is not pushed to him; Bender's reply, written off the loops, is.
+    post_message(&s, KEVIN, BENDER_AND_KEVIN, "<div>Hi Bender</div>");
+    let got = collect(&rx, 1);
+    assert_eq!(got.len(), 1, "one push: the reply");
+    let json = kevin.decrypt(&got[0].body);
+    assert!(json.starts_with(r#"{"title":"Bender Bot","options":{"body":"beep""#), "{json}");
+    assert!(json.contains(&format!(r#""path":"/rooms/{BENDER_AND_KEVIN}""#)), "{json}");
+}
