@@ -70,6 +70,9 @@ pub struct Renderer<'a> {
     db: &'a Conn,
     keys: &'a Keys,
     people: RefCell<Vec<Person>>,
+    /// (user id, `updated_at`) of creators whose partials came from the cache: checking a
+    /// cached partial needs only that, not the name or the signed avatar URL.
+    stamps: Vec<(i64, i64)>,
     /// Room id and its display name, escaped.
     room_names: Vec<(i64, Vec<u8>)>,
 }
@@ -87,7 +90,7 @@ pub struct Person {
 
 impl<'a> Renderer<'a> {
     pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
-        Renderer { db, keys, people: RefCell::new(Vec::new()), room_names: Vec::new() }
+        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new() }
     }
 
     /// The user `id` as the partial shows them; a missing row gives an empty name and the
@@ -106,6 +109,20 @@ impl<'a> Renderer<'a> {
         };
         self.people.borrow_mut().push(p.clone());
         Ok(p)
+    }
+
+    /// The user's `updated_at` as `person` would give it (0 for a missing user), read without
+    /// building the person.
+    fn stamp(&mut self, id: i64) -> db::Result<i64> {
+        if let Some(p) = self.people.borrow().iter().find(|p| p.id == id) {
+            return Ok(p.updated_at);
+        }
+        if let Some((_, at)) = self.stamps.iter().find(|(u, _)| *u == id) {
+            return Ok(*at);
+        }
+        let at = users::updated_at(self.db, id)?.unwrap_or(0);
+        self.stamps.push((id, at));
+        Ok(at)
     }
 
     /// The room's name as search results show it, HTML-escaped: its name, or for a direct
@@ -132,9 +149,9 @@ impl<'a> Renderer<'a> {
     /// partial is appended as a `gzip::Part` and marked, so a gzip response splices its
     /// precompressed piece instead of compressing it again.
     pub fn message(&mut self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
-        let creator = self.person(m.creator_id)?;
+        let creator_updated_at = self.stamp(m.creator_id)?;
         let cached = FRAGMENTS.with(|f| match f.borrow().map.get(&m.id) {
-            Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at && *e.cmid == *m.client_message_id => {
+            Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator_updated_at && *e.cmid == *m.client_message_id => {
                 Some((Rc::clone(&e.part), e.room_at, e.name_len))
             }
             _ => None,
@@ -142,16 +159,20 @@ impl<'a> Renderer<'a> {
         let mut fresh = Vec::new();
         let fresh_room_at = match cached {
             Some(_) => 0,
-            None => match self.render_fresh(m, &creator, &mut fresh) {
-                Ok(at) => at,
-                Err(e) => {
-                    // One unreadable message (a corrupt row, a body that is not UTF-8) must not
-                    // take the whole page down: it is replaced, as Rails does, and not cached.
-                    eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
-                    views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
-                    return Ok(());
+            None => {
+                let creator = self.person(m.creator_id)?;
+                match self.render_fresh(m, &creator, &mut fresh) {
+                    Ok(at) => at,
+                    Err(e) => {
+                        // One unreadable message (a corrupt row, a body that is not UTF-8) must
+                        // not take the whole page down: it is replaced, as Rails does, and not
+                        // cached.
+                        eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
+                        views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
+                        return Ok(());
+                    }
                 }
-            },
+            }
         };
         let name = self.room_name_html(m.room_id)?;
         let (before, after) = match &cached {
@@ -172,7 +193,7 @@ impl<'a> Renderer<'a> {
         bytes.extend_from_slice(name);
         bytes.extend_from_slice(after);
         let part = gzip::Part::new(bytes.into_boxed_slice());
-        let entry = Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, cmid: m.client_message_id.as_str().into(), room_at: before.len(), name_len: name.len(), part: Rc::clone(&part) };
+        let entry = Entry { updated_at: m.updated_at, creator_updated_at, cmid: m.client_message_id.as_str().into(), room_at: before.len(), name_len: name.len(), part: Rc::clone(&part) };
         if FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, entry)) {
             gzip::mark(out.len(), &part);
         }

@@ -13,8 +13,8 @@
 //!   serial numbers; an edited message is a new part). A part keeps a few such pieces, one
 //!   per predecessor seen; a part after glue is compressed with a fresh window.
 //! - glue: the bytes between parts (layout, page head and tail), compressed with a fresh window
-//!   and kept in a small per-loop cache keyed by their CRC-32 and length (bytes compared in
-//!   full), since the same user loading the same room gets the same glue.
+//!   and kept, with its CRC-32, in a small per-loop cache found by a fingerprint of its ends
+//!   (bytes compared in full), since the same user loading the same room gets the same glue.
 //!
 //! then a final empty block, the CRC-32 combined from the pieces' CRCs (`crc32::combine`), and
 //! the length. Marks are verified against the body bytes before use, so a mark that does not
@@ -153,43 +153,59 @@ pub(super) fn splice(body: &[u8], marks: &[(usize, Rc<Part>)], enc: &mut Gzip, o
 }
 
 /// Appends the piece of the glue `g` (from the glue cache when it is there) and returns the
-/// running CRC `crc` extended by `g`.
+/// running CRC `crc` extended by `g`. A cached glue is found by a fingerprint of its ends and
+/// confirmed by comparing all its bytes, so a hit costs no CRC pass.
 fn glue(g: &[u8], crc: u32, enc: &mut Gzip, out: &mut Vec<u8>) -> u32 {
-    let c = crc32(0, g);
-    let whole = combine(crc, c, g.len() as u64);
     if g.len() > GLUE_MAX {
         enc.piece(LEVEL, &[], g, out);
-        return whole;
+        return combine(crc, crc32(0, g), g.len() as u64);
     }
+    let key = fingerprint(g);
     GLUE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if let Some(e) = cache.map.get(&(c, g.len())) {
+        if let Some(e) = cache.map.get(&key) {
             if *e.bytes == *g {
                 out.extend_from_slice(&e.piece);
-                return;
+                return combine_shifted(crc, e.crc, e.shift);
             }
         }
         let mut piece = Vec::with_capacity(g.len() / 4 + 16);
         enc.piece(PIECE_LEVEL, &[], g, &mut piece);
         out.extend_from_slice(&piece);
-        cache.insert((c, g.len()), GlueEntry { bytes: g.into(), piece: piece.into_boxed_slice() });
-    });
-    whole
+        let e = GlueEntry { bytes: g.into(), piece: piece.into_boxed_slice(), crc: crc32(0, g), shift: shift(g.len() as u64) };
+        let whole = combine_shifted(crc, e.crc, e.shift);
+        cache.insert(key, e);
+        whole
+    })
+}
+
+/// FNV-1a over the length and up to 64 bytes at each end: enough to tell apart the glues one
+/// loop sees (a collision only costs a miss, as hits are confirmed byte for byte).
+fn fingerprint(g: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ g.len() as u64;
+    let head = g.get(..64).unwrap_or(g);
+    let tail = g.get(g.len().saturating_sub(64)..).unwrap_or(g);
+    for &b in head.iter().chain(tail) {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// The glue cache of one loop.
 struct Glue {
-    map: HashMap<(u32, usize), GlueEntry>,
+    map: HashMap<u64, GlueEntry>,
     bytes: usize,
 }
 
 struct GlueEntry {
     bytes: Box<[u8]>,
     piece: Box<[u8]>,
+    crc: u32,
+    shift: u32,
 }
 
 impl Glue {
-    fn insert(&mut self, key: (u32, usize), e: GlueEntry) {
+    fn insert(&mut self, key: u64, e: GlueEntry) {
         let size = e.bytes.len() + e.piece.len() + 64;
         if self.bytes + size > GLUE_CACHE_BYTES {
             self.map.clear();
