@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Default byte budget of one loop's fragment cache; `CAMPFIRE_FRAGMENT_CACHE_BYTES`
-/// overrides (0 turns the cache off). About a thousand typical messages.
+/// overrides (0 turns the cache off). A few hundred typical messages with their deflate pieces.
 pub const FRAGMENT_CACHE_BYTES: usize = 2 << 20;
 
 /// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...,

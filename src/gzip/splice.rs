@@ -331,6 +331,17 @@ mod tests {
     }
 
     #[test]
+    fn parts_longer_than_the_window_use_only_its_last_32_kib_as_dictionary() {
+        let mut enc = Gzip::new(LEVEL);
+        let big = |seed: usize| -> Vec<u8> { (0..30).flat_map(|k| message(seed * 100 + k)).collect() };
+        let parts: Vec<Rc<Part>> = (0..3).map(|i| Part::new(big(i).into_boxed_slice())).collect();
+        assert!(parts[0].bytes().len() > 40_000);
+        let (body, wire) = page(b"<main>", &parts, b"</main>", &mut enc);
+        assert_eq!(gunzip(&wire), body);
+        assert!(wire.len() < body.len() / 3);
+    }
+
+    #[test]
     fn marks_that_do_not_describe_the_body_are_compressed_as_glue() {
         let mut enc = Gzip::new(LEVEL);
         let a = Part::new(message(1).into_boxed_slice());
