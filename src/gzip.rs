@@ -11,7 +11,7 @@ mod crc32;
 mod splice;
 
 pub use crc32::{combine as crc32_combine, crc32};
-pub use splice::{begin_response, mark, Part};
+pub use splice::{begin_response, mark, marks, moved, Part};
 
 use crate::http::{Request, Response};
 use miniz_oxide::deflate::core::{compress_to_output, CompressionStrategy, CompressorOxide, TDEFLFlush, TDEFLStatus};

@@ -1,5 +1,6 @@
 //! Spliced gzip against the real binary, with the whole-response cache off so every page is a
-//! miss (issue 7): the room page and the messages page are built from cached message pieces,
+//! miss (issue 7): the room page, the messages page and search results are built from cached
+//! message pieces,
 //! must decode (strictly: one member, final block, CRC-32, length, nothing after) to exactly
 //! the identity body, stay byte-stable, and follow edits and deletions of a message.
 
@@ -71,7 +72,8 @@ fn add_messages(s: &Seeded, n: i64) {
         let body = format!("<div>Message {id}: {}</div>", "the quick brown fox jumps over the lazy dog and keeps going ".repeat(1 + (k % 5) as usize));
         sql += &format!(
             "INSERT INTO messages (id, room_id, creator_id, client_message_id, created_at, updated_at) VALUES ({id}, {WATERCOOLER}, {}, 'bulk-{id}', datetime('now', '+{k} seconds'), datetime('now', '+{k} seconds'));\
-             INSERT INTO action_text_rich_texts (record_type, record_id, name, body, created_at, updated_at) VALUES ('Message', {id}, 'body', '{body}', datetime('now'), datetime('now'));",
+             INSERT INTO action_text_rich_texts (record_type, record_id, name, body, created_at, updated_at) VALUES ('Message', {id}, 'body', '{body}', datetime('now'), datetime('now'));\
+             INSERT INTO message_search_index (rowid, body) VALUES ({id}, 'Message {id} the quick brown fox');",
             if k % 3 == 0 { DAVID } else { JASON }
         );
     }
@@ -127,6 +129,16 @@ fn room_and_messages_pages_splice_to_exactly_the_identity_body() {
     assert_eq!(first.header("ETag"), Some(etag.as_str()), "ETag stable");
     // The room page again after paging: its pieces are still right.
     let (_, _) = both(&s, &jar, &room);
+
+    // Search results are rendered aside and copied into the page; their pieces still splice.
+    let search = "/searches?q=fox";
+    both(&s, &jar, search);
+    let (plain, wire) = both(&s, &jar, search);
+    assert!(String::from_utf8_lossy(&plain).contains("Message 1069:"), "search finds the new messages");
+    let mut whole = Vec::new();
+    campfire::gzip::Gzip::new(campfire::gzip::LEVEL).encode(&plain, &mut whole);
+    assert_ne!(wire, whole, "spliced from pieces, not compressed whole");
+    assert_eq!(raw_get(&s, &jar, search, true).body, wire, "byte-stable");
 }
 
 #[test]

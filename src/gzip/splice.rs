@@ -104,6 +104,22 @@ pub fn mark(offset: usize, part: &Rc<Part>) {
     MARKS.with(|m| m.borrow_mut().push((offset, Rc::clone(part))));
 }
 
+/// How many marks the current response has. Note it before rendering parts into a scratch
+/// buffer, and give it to `moved` when that buffer is copied into the body.
+pub fn marks() -> usize {
+    MARKS.with(|m| m.borrow().len())
+}
+
+/// The marks made since `since` (a `marks()` value) were made in a scratch buffer that has now
+/// been appended to the body at offset `at`: their offsets move there.
+pub fn moved(since: usize, at: usize) {
+    MARKS.with(|m| {
+        for (offset, _) in m.borrow_mut().iter_mut().skip(since) {
+            *offset = offset.saturating_add(at);
+        }
+    });
+}
+
 /// Runs `f` on the current response's marks, then forgets them.
 pub(super) fn with_marks<R>(f: impl FnOnce(&[(usize, Rc<Part>)]) -> R) -> R {
     MARKS.with(|m| {
@@ -365,6 +381,34 @@ mod tests {
         assert_eq!(gunzip(res.body_bytes()), body);
         // The marks were used up: the next response starts clean.
         MARKS.with(|m| assert!(m.borrow().is_empty()));
+    }
+
+    #[test]
+    fn marks_made_in_a_scratch_buffer_move_with_it() {
+        let mut enc = Gzip::new(LEVEL);
+        let parts: Vec<Rc<Part>> = (0..5).map(|i| Part::new(message(i).into_boxed_slice())).collect();
+        begin_response();
+        let since = marks();
+        let mut scratch = Vec::new();
+        for p in &parts {
+            mark(scratch.len(), p);
+            scratch.extend_from_slice(p.bytes());
+        }
+        let mut res = Response::new();
+        res.header("Content-Type", b"text/html");
+        res.body().extend_from_slice(b"<header>search results</header>");
+        moved(since, res.body_bytes().len());
+        res.body().extend_from_slice(&scratch);
+        let body = res.body_bytes().to_vec();
+        let whole = {
+            let mut w = Vec::new();
+            enc.encode(&body, &mut w);
+            w
+        };
+        let mut out = Vec::new();
+        assert!(super::super::finish(&mut res, true, &mut enc, &mut out));
+        assert_eq!(gunzip(res.body_bytes()), body);
+        assert_ne!(res.body_bytes(), &whole[..], "spliced");
     }
 
     #[test]
