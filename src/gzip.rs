@@ -1,8 +1,17 @@
-//! gzip (RFC 1952) for rendered responses: one reusable deflate state per loop thread, a
-//! slice-by-8 CRC-32, and the rules for when a response is compressed (design §6).
+//! gzip (RFC 1952) for rendered responses: one reusable deflate state per loop thread, the
+//! rules for when a response is compressed (design §6), and spliced bodies: a page made of
+//! cached parts (rendered messages) is compressed by stitching together deflate pieces made
+//! once per part (`splice`), not by deflating the whole page again (`crc32` has the CRC and
+//! its combination).
 //!
 //! The compressor state (hash chains and window, ~300 KB) is made once per loop on first use
 //! and reset between responses, so compressing a page allocates nothing but output growth.
+
+mod crc32;
+mod splice;
+
+pub use crc32::{combine as crc32_combine, crc32};
+pub use splice::{begin_response, mark, marks, moved, Part};
 
 use crate::http::{Request, Response};
 use miniz_oxide::deflate::core::{compress_to_output, CompressionStrategy, CompressorOxide, TDEFLFlush, TDEFLStatus};
@@ -17,6 +26,14 @@ pub const LEVEL: u8 = 1;
 /// Bodies shorter than this are sent as they are: the 18 bytes of gzip framing and the
 /// compressor's fixed cost outweigh what a tiny body could save.
 pub const MIN_BYTES: usize = 256;
+
+/// The deflate level of cached pieces (parts and glue, see `splice`): each is compressed once
+/// and sent many times, so it is worth the slower, tighter level.
+pub const PIECE_LEVEL: u8 = 6;
+
+/// The gzip member header: magic, CM=deflate, no flags, no mtime (byte-stable output), XFL=0,
+/// OS=unknown.
+const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
 
 /// A reusable gzip encoder.
 pub struct Gzip {
@@ -33,29 +50,60 @@ impl Gzip {
     /// Appends the complete gzip member of `input` (header, deflate stream, CRC-32, length)
     /// to `out`.
     pub fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        // Level 1 shrinks markup about sixfold; reserving a quarter avoids regrowth in practice.
+        out.reserve(input.len() / 4 + 64);
+        out.extend_from_slice(&HEADER);
         let level = self.level;
+        let state = self.fresh(level);
+        deflate_into(state, input, TDEFLFlush::Finish, out);
+        out.extend_from_slice(&crc32(0, input).to_le_bytes());
+        out.extend_from_slice(&(input.len() as u32).to_le_bytes());
+    }
+
+    /// Appends raw deflate blocks for `input`, ended by a sync flush (byte aligned, not final),
+    /// at `level`. When `dictionary` is not empty, matches may reach back into its last
+    /// 32 KiB: the piece is then valid only right after output that ends with those bytes.
+    pub fn piece(&mut self, level: u8, dictionary: &[u8], input: &[u8], out: &mut Vec<u8>) {
+        let state = self.fresh(level);
+        if !dictionary.is_empty() {
+            // Priming: the dictionary goes through the compressor into its window and the
+            // blocks it produced are dropped; after the sync flush nothing of them is pending.
+            let tail = dictionary.get(dictionary.len().saturating_sub(WINDOW)..).unwrap_or(dictionary);
+            let mut dropped = Vec::new();
+            deflate_into(state, tail, TDEFLFlush::Sync, &mut dropped);
+        }
+        deflate_into(state, input, TDEFLFlush::Sync, out);
+    }
+
+    /// The compressor, reset and set to `level`.
+    fn fresh(&mut self, level: u8) -> &mut CompressorOxide {
         let state = self
             .state
             .get_or_insert_with(|| Box::new(CompressorOxide::with_params(DataFormat::Raw, level, CompressionStrategy::Default, 15)));
         state.reset();
-        // Level 1 shrinks markup about sixfold; reserving a quarter avoids regrowth in practice.
-        out.reserve(input.len() / 4 + 64);
-        // magic, CM=deflate, no flags, no mtime (byte-stable output), XFL=0, OS=unknown
-        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
-        let mut rest = input;
-        loop {
-            let (status, used) = compress_to_output(state, rest, TDEFLFlush::Finish, |chunk| {
-                out.extend_from_slice(chunk);
-                true
-            });
-            rest = rest.get(used..).unwrap_or_default();
-            // Okay means more output is pending (Finish keeps going); anything else is the end.
-            if status != TDEFLStatus::Okay {
-                break;
-            }
+        state.set_format_and_level(DataFormat::Raw, level);
+        state
+    }
+}
+
+/// Deflate's window: how far back a match may reach.
+const WINDOW: usize = 32 * 1024;
+
+/// Runs all of `input` through `state` with `flush` at the end, appending the output to `out`.
+fn deflate_into(state: &mut CompressorOxide, input: &[u8], flush: TDEFLFlush, out: &mut Vec<u8>) {
+    let mut rest = input;
+    loop {
+        let (status, used) = compress_to_output(state, rest, flush, |chunk| {
+            out.extend_from_slice(chunk);
+            true
+        });
+        rest = rest.get(used..).unwrap_or_default();
+        // Okay means call again while input is left, and for Finish until it says Done; the
+        // output callback never refuses, so a sync flush completes in the call that took the
+        // last input.
+        if status != TDEFLStatus::Okay || (rest.is_empty() && flush != TDEFLFlush::Finish) {
+            break;
         }
-        out.extend_from_slice(&crc32(0, input).to_le_bytes());
-        out.extend_from_slice(&(input.len() as u32).to_le_bytes());
     }
 }
 
@@ -107,10 +155,16 @@ pub fn compressible(content_type: &[u8]) -> bool {
 
 /// Compresses a finished response in place when it is compressible and not encoded yet:
 /// `Vary: Accept-Encoding` on every compressible response, and when `gzip` is true and the
-/// body is long enough, the body replaced by its gzip form with `Content-Encoding: gzip`.
+/// body is long enough, the body replaced by its gzip form with `Content-Encoding: gzip`:
+/// spliced from the pieces of the parts `mark`ed while rendering it, else compressed whole.
+/// The marks are forgotten either way.
 /// `scratch` is a reusable buffer (it ends up holding the old body). Returns whether the body
 /// was compressed.
 pub fn finish(res: &mut Response, gzip: bool, encoder: &mut Gzip, scratch: &mut Vec<u8>) -> bool {
+    splice::with_marks(|marks| finish_with(res, gzip, marks, encoder, scratch))
+}
+
+fn finish_with(res: &mut Response, gzip: bool, marks: &[(usize, std::rc::Rc<Part>)], encoder: &mut Gzip, scratch: &mut Vec<u8>) -> bool {
     if res.code() != 200 && res.code() != 201 && !(400..600).contains(&res.code()) {
         return false;
     }
@@ -122,76 +176,18 @@ pub fn finish(res: &mut Response, gzip: bool, encoder: &mut Gzip, scratch: &mut 
         return false;
     }
     scratch.clear();
-    encoder.encode(res.body_bytes(), scratch);
+    if !splice::splice(res.body_bytes(), marks, encoder, scratch) {
+        encoder.encode(res.body_bytes(), scratch);
+    }
     std::mem::swap(res.body(), scratch);
     res.header("Content-Encoding", b"gzip");
     true
-}
-
-/// CRC-32 (IEEE 802.3, reflected, as gzip uses) of `data`, continuing from `crc` (0 to start).
-pub fn crc32(crc: u32, data: &[u8]) -> u32 {
-    let t = &CRC_TABLES;
-    let mut c = !crc;
-    let mut chunks = data.chunks_exact(8);
-    for b in &mut chunks {
-        let lo = c ^ u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        c = t[7][(lo & 0xff) as usize]
-            ^ t[6][((lo >> 8) & 0xff) as usize]
-            ^ t[5][((lo >> 16) & 0xff) as usize]
-            ^ t[4][(lo >> 24) as usize]
-            ^ t[3][b[4] as usize]
-            ^ t[2][b[5] as usize]
-            ^ t[1][b[6] as usize]
-            ^ t[0][b[7] as usize];
-    }
-    for &b in chunks.remainder() {
-        c = t[0][((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
-    }
-    !c
-}
-
-/// Slice-by-8 tables: `[0]` is the classic byte table, `[k]` advances a byte k more zero bytes.
-static CRC_TABLES: [[u32; 256]; 8] = crc_tables();
-
-const fn crc_tables() -> [[u32; 256]; 8] {
-    let mut t = [[0u32; 256]; 8];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
-            k += 1;
-        }
-        t[0][i] = c;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 256 {
-        let mut k = 1;
-        while k < 8 {
-            let prev = t[k - 1][i];
-            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
-            k += 1;
-        }
-        i += 1;
-    }
-    t
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use miniz_oxide::inflate::decompress_to_vec;
-
-    #[test]
-    fn crc_matches_known_values() {
-        assert_eq!(crc32(0, b""), 0);
-        assert_eq!(crc32(0, b"123456789"), 0xcbf4_3926);
-        let long: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        // continuing across a split gives the same as one pass
-        assert_eq!(crc32(crc32(0, &long[..333]), &long[333..]), crc32(0, &long));
-    }
 
     #[test]
     fn encodes_a_complete_member() {

@@ -7,8 +7,12 @@
 //! fragment cache (design §6) keyed by the message id and checked against the message's and
 //! its creator's `updated_at`: an edit or a boost touches the message, a profile change
 //! touches the user, and either makes the next render miss. The room name (shown only in
-//! search results) is the one part not cached: the fragment is stored split at that point and
-//! the name is spliced in on every render, so renaming a room needs no invalidation.
+//! search results) is not part of the key: the entry remembers where the name sits, and a
+//! render that finds another name there rebuilds the partial around the new one without
+//! rendering it again, so renaming a room needs no invalidation.
+//!
+//! A cached partial is a `gzip::Part`: appending it marks the body, and a gzip response splices
+//! the part's precompressed deflate piece instead of compressing those bytes again (gzip.rs).
 //!
 //! Known staleness, the same as Rails' `cache message`: a mentioned user's or a booster's new
 //! name or avatar shows in a message only after that message is next touched.
@@ -18,11 +22,13 @@ use crate::db::messages::{self, Attachment, Message, MessageRow};
 use crate::db::{self, boosts, users, Conn};
 use crate::richtext::{self, Mention};
 use crate::views::{self, Out};
+use crate::gzip;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Default byte budget of one loop's fragment cache; `CAMPFIRE_FRAGMENT_CACHE_BYTES`
-/// overrides (0 turns the cache off). About a thousand typical messages.
+/// overrides (0 turns the cache off). A few hundred typical messages with their deflate pieces.
 pub const FRAGMENT_CACHE_BYTES: usize = 2 << 20;
 
 /// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...,
@@ -64,7 +70,11 @@ pub struct Renderer<'a> {
     db: &'a Conn,
     keys: &'a Keys,
     people: RefCell<Vec<Person>>,
-    room_names: Vec<(i64, String)>,
+    /// (user id, `updated_at`) of creators whose partials came from the cache: checking a
+    /// cached partial needs only that, not the name or the signed avatar URL.
+    stamps: Vec<(i64, i64)>,
+    /// Room id and its display name, escaped.
+    room_names: Vec<(i64, Vec<u8>)>,
 }
 
 /// What the partial shows of a user (creator, booster, mentioned user).
@@ -80,7 +90,7 @@ pub struct Person {
 
 impl<'a> Renderer<'a> {
     pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
-        Renderer { db, keys, people: RefCell::new(Vec::new()), room_names: Vec::new() }
+        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new() }
     }
 
     /// The user `id` as the partial shows them; a missing row gives an empty name and the
@@ -101,9 +111,24 @@ impl<'a> Renderer<'a> {
         Ok(p)
     }
 
-    /// The room's name as search results show it: its name, or for a direct room the members'
-    /// names as an English sentence (Rails' `room_display_name(room, for_user: nil)`).
-    fn room_name(&mut self, room_id: i64) -> db::Result<&str> {
+    /// The user's `updated_at` as `person` would give it (0 for a missing user), read without
+    /// building the person.
+    fn stamp(&mut self, id: i64) -> db::Result<i64> {
+        if let Some(p) = self.people.borrow().iter().find(|p| p.id == id) {
+            return Ok(p.updated_at);
+        }
+        if let Some((_, at)) = self.stamps.iter().find(|(u, _)| *u == id) {
+            return Ok(*at);
+        }
+        let at = users::updated_at(self.db, id)?.unwrap_or(0);
+        self.stamps.push((id, at));
+        Ok(at)
+    }
+
+    /// The room's name as search results show it, HTML-escaped: its name, or for a direct
+    /// room the members' names as an English sentence (Rails'
+    /// `room_display_name(room, for_user: nil)`).
+    fn room_name_html(&mut self, room_id: i64) -> db::Result<&[u8]> {
         let i = match self.room_names.iter().position(|(id, _)| *id == room_id) {
             Some(i) => i,
             None => {
@@ -111,50 +136,68 @@ impl<'a> Renderer<'a> {
                     Some(n) => n,
                     None => to_sentence(&messages::room_member_names(self.db, room_id)?),
                 };
-                self.room_names.push((room_id, name));
+                let mut html = Vec::with_capacity(name.len() + 8);
+                Out::new(&mut html).text(&name);
+                self.room_names.push((room_id, html));
                 self.room_names.len() - 1
             }
         };
-        Ok(self.room_names.get(i).map(|(_, n)| n.as_str()).unwrap_or(""))
+        Ok(self.room_names.get(i).map(|(_, n)| n.as_slice()).unwrap_or_default())
     }
 
-    /// Appends one message partial, from the fragment cache when it is current.
+    /// Appends one message partial, from the fragment cache when it is current. A cached
+    /// partial is appended as a `gzip::Part` and marked, so a gzip response splices its
+    /// precompressed piece instead of compressing it again.
     pub fn message(&mut self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
-        let creator = self.person(m.creator_id)?;
-        let hit = FRAGMENTS.with(|f| {
-            let f = f.borrow();
-            match f.map.get(&m.id) {
-                Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator.updated_at && *e.cmid == *m.client_message_id => {
-                    out.extend_from_slice(e.bytes.get(..e.room_at).unwrap_or(&[]));
-                    Some(e.room_at)
-                }
-                _ => None,
+        let creator_updated_at = self.stamp(m.creator_id)?;
+        let cached = FRAGMENTS.with(|f| match f.borrow().map.get(&m.id) {
+            Some(e) if e.updated_at == m.updated_at && e.creator_updated_at == creator_updated_at && *e.cmid == *m.client_message_id => {
+                Some((Rc::clone(&e.part), e.room_at, e.name_len))
             }
+            _ => None,
         });
-        if let Some(room_at) = hit {
-            Out::new(out).text(self.room_name(m.room_id)?);
-            FRAGMENTS.with(|f| {
-                if let Some(e) = f.borrow().map.get(&m.id) {
-                    out.extend_from_slice(e.bytes.get(room_at..).unwrap_or(&[]));
+        let mut fresh = Vec::new();
+        let fresh_room_at = match cached {
+            Some(_) => 0,
+            None => {
+                let creator = self.person(m.creator_id)?;
+                match self.render_fresh(m, &creator, &mut fresh) {
+                    Ok(at) => at,
+                    Err(e) => {
+                        // One unreadable message (a corrupt row, a body that is not UTF-8) must
+                        // not take the whole page down: it is replaced, as Rails does, and not
+                        // cached.
+                        eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
+                        views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
+                        return Ok(());
+                    }
                 }
-            });
-            return Ok(());
-        }
-        let mut frag = Vec::with_capacity(2048);
-        let room_at = match self.render_fresh(m, &creator, &mut frag) {
-            Ok(at) => at,
-            Err(e) => {
-                // One unreadable message (a corrupt row, a body that is not UTF-8) must not
-                // take the whole page down: it is replaced, as Rails does, and not cached.
-                eprintln!("message_view: message {} cannot be rendered: {e}", m.id);
-                views::messages::unrenderable::render(&Unrenderable, &mut Out::new(out));
-                return Ok(());
             }
         };
-        out.extend_from_slice(frag.get(..room_at).unwrap_or(&[]));
-        Out::new(out).text(self.room_name(m.room_id)?);
-        out.extend_from_slice(frag.get(room_at..).unwrap_or(&[]));
-        FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, Entry { updated_at: m.updated_at, creator_updated_at: creator.updated_at, cmid: m.client_message_id.as_str().into(), room_at, bytes: frag.into_boxed_slice() }));
+        let name = self.room_name_html(m.room_id)?;
+        let (before, after) = match &cached {
+            Some((part, room_at, name_len)) => {
+                let b = part.bytes();
+                if b.get(*room_at..room_at + name_len) == Some(name) {
+                    gzip::mark(out.len(), part);
+                    out.extend_from_slice(b);
+                    return Ok(());
+                }
+                // The room was renamed since: same partial, new name.
+                (b.get(..*room_at).unwrap_or_default(), b.get(room_at + name_len..).unwrap_or_default())
+            }
+            None => (fresh.get(..fresh_room_at).unwrap_or_default(), fresh.get(fresh_room_at..).unwrap_or_default()),
+        };
+        let mut bytes = Vec::with_capacity(before.len() + name.len() + after.len());
+        bytes.extend_from_slice(before);
+        bytes.extend_from_slice(name);
+        bytes.extend_from_slice(after);
+        let part = gzip::Part::new(bytes.into_boxed_slice());
+        let entry = Entry { updated_at: m.updated_at, creator_updated_at, cmid: m.client_message_id.as_str().into(), room_at: before.len(), name_len: name.len(), part: Rc::clone(&part) };
+        if FRAGMENTS.with(|f| f.borrow_mut().insert(m.id, entry)) {
+            gzip::mark(out.len(), &part);
+        }
+        out.extend_from_slice(part.bytes());
         Ok(())
     }
 
@@ -594,14 +637,24 @@ impl views::messages::boost::View for BoostView<'_> {
     }
 }
 
-/// One cached message: its partial without the room name, split where the name goes.
+/// One cached message: its partial as last rendered (a gzip part, so it carries its CRC-32 and
+/// deflate pieces), and where the room name sits in it.
 struct Entry {
     updated_at: i64,
     creator_updated_at: i64,
     /// Guards against a reused id (SQLite may hand out a deleted highest rowid again).
     cmid: Box<str>,
     room_at: usize,
-    bytes: Box<[u8]>,
+    name_len: usize,
+    part: Rc<gzip::Part>,
+}
+
+impl Entry {
+    /// What the entry is charged against the budget: the partial, and half again for the
+    /// deflate pieces made for it later (each is about a fifth to a quarter of the partial).
+    fn size(&self) -> usize {
+        self.part.bytes().len() * 3 / 2 + self.cmid.len() + 96
+    }
 }
 
 /// A loop's fragment cache. Each loop is one thread, so a thread-local needs no lock. When
@@ -614,19 +667,24 @@ struct Fragments {
 }
 
 impl Fragments {
-    fn insert(&mut self, id: i64, e: Entry) {
-        let size = e.bytes.len() + e.cmid.len() + 64;
+    /// Keeps `e` as message `id`'s partial; false when it does not fit the budget at all.
+    fn insert(&mut self, id: i64, e: Entry) -> bool {
+        let size = e.size();
         if size > self.budget {
-            return;
+            if let Some(old) = self.map.remove(&id) {
+                self.bytes = self.bytes.saturating_sub(old.size());
+            }
+            return false;
         }
         if self.bytes + size > self.budget {
             self.map.clear();
             self.bytes = 0;
         }
         if let Some(old) = self.map.insert(id, e) {
-            self.bytes = self.bytes.saturating_sub(old.bytes.len() + old.cmid.len() + 64);
+            self.bytes = self.bytes.saturating_sub(old.size());
         }
         self.bytes += size;
+        true
     }
 }
 

@@ -217,6 +217,7 @@ impl Handler for Ctx {
         params.clear();
         let gzip = crate::gzip::accepts(req);
         self.cache.begin_request();
+        crate::gzip::begin_response();
         // One read transaction for all of the request's queries: SQLite takes and drops its
         // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
         // request sees one consistent snapshot. Failing to begin only costs that saving.

@@ -67,6 +67,14 @@ pub fn find(c: &Conn, id: i64) -> Result<Option<User>> {
     if s.row()? { user(&s).map(Some) } else { Ok(None) }
 }
 
+/// The user's `updated_at` (µs), or None when there is no such user: what a cached message
+/// partial is checked against, without reading the rest of the row.
+pub fn updated_at(c: &Conn, id: i64) -> Result<Option<i64>> {
+    let mut s = c.prepare_cached("SELECT updated_at FROM users WHERE id = ?1")?;
+    s.bind(1, id)?;
+    if s.row()? { s.time(0).map(Some) } else { Ok(None) }
+}
+
 /// The user whose e-mail is exactly `email` (case-sensitive, no normalisation, as Rails).
 pub fn find_by_email(c: &Conn, email: &str) -> Result<Option<User>> {
     let mut s = c.prepare_cached(

@@ -19,6 +19,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
         None => Vec::new(),
     };
     let mut results = Vec::with_capacity(list.len() * 2048);
+    let first_mark = crate::gzip::marks();
     message_view::render_messages(&cx.db, &cx.keys, &list, &mut results)?;
     let mut recent = Vec::new();
     searches::recent(&cx.db, user_id, |q| {
@@ -29,7 +30,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
         Some(id) if db::memberships::exists(&cx.db, id, user_id)? => Some(id),
         _ => db::rooms::last_for_user(&cx.db, user_id)?,
     };
-    let page = SearchPage { query, count: list.len(), results, recent, last_room };
+    let page = SearchPage { query, count: list.len(), results, first_mark, recent, last_room };
     layout::page(cx, rq, res, 200, &page)?;
     Ok(Flow::Done)
 }
@@ -80,6 +81,8 @@ struct SearchPage {
     query: Option<String>,
     count: usize,
     results: Vec<u8>,
+    /// `gzip::marks()` before the results were rendered.
+    first_mark: usize,
     recent: Vec<String>,
     last_room: Option<i64>,
 }
@@ -137,7 +140,9 @@ impl views::searches::show::View for SearchPage {
         views::messages::actions::render(&NoHoles, o);
     }
     fn results(&self, o: &mut Out<'_>) {
-        // Message partials rendered by message_view (templates and the sanitizer).
+        // Message partials rendered by message_view (templates and the sanitizer); their
+        // gzip marks move with them, so a gzip answer splices their pieces.
+        crate::gzip::moved(self.first_mark, o.0.len());
         o.0.extend_from_slice(&self.results);
     }
 }
