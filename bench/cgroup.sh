@@ -17,6 +17,9 @@
 #   CABLE_CLIENTS    cable clients (default 1000; 0 skips the cable run).
 #   BENCH_PORT       port (default 25150; not make bench's 25130/25140).
 #   CAMPFIRE_LOOPS   loops for the server (default 1, like bench/run.sh).
+#   HTTP_ARGS        load options for `campfire-bench run` (default: bench/run.sh quick's,
+#                    "--clients 16 --secs 2 --warmup-secs 1 --rounds 1").
+#   BENCH_SERVER     the server binary (default ./campfire-room).
 #   SERVER_CPU / LOADGEN_CPU  cores to pin to (default 0 and 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +30,8 @@ port=${BENCH_PORT:-25150}
 server_cpu=${SERVER_CPU:-0}
 loadgen_cpu=${LOADGEN_CPU:-1}
 work=bench/results/tmp-cgroup
+read -r -a http_args <<< "${HTTP_ARGS:---clients 16 --secs 2 --warmup-secs 1 --rounds 1}"
+server_cmd=${BENCH_SERVER:-./campfire-room}
 
 bytes() { # 15M -> 15728640
   local v=$1
@@ -97,7 +102,7 @@ export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$P
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} DISABLE_SSL=true CAMPFIRE_LOG=0
 
 # The server enters the cgroup before it execs, so everything it allocates is charged there.
-taskset -c "$server_cpu" bash -c "echo \$\$ > $cg/cgroup.procs && exec ./campfire-room" \
+taskset -c "$server_cpu" bash -c "echo \$\$ > $cg/cgroup.procs && exec $server_cmd" \
   > "$work/server.log" 2>&1 &
 server_pid=$!
 sampler_pid=
@@ -121,7 +126,7 @@ echo "idle:        $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
 
 status=0
 taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
-  --pid "$server_pid" --clients 16 --secs 2 --warmup-secs 1 --rounds 1 \
+  --pid "$server_pid" "${http_args[@]}" \
   --out "$work/http.json" > "$work/http.txt" 2>&1 || { status=1; echo "HTTP run failed: see $work/http.txt"; }
 kill -0 "$server_pid" 2>/dev/null || { echo "the server died during the HTTP run"; status=1; }
 [ $status = 0 ] && echo "after HTTP:  $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
