@@ -130,6 +130,8 @@ taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "
   --out "$work/http.json" > "$work/http.txt" 2>&1 || { status=1; echo "HTTP run failed: see $work/http.txt"; }
 kill -0 "$server_pid" 2>/dev/null || { echo "the server died during the HTTP run"; status=1; }
 [ $status = 0 ] && echo "after HTTP:  $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
+sleep 2
+[ $status = 0 ] && echo "+2 s idle:   $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
 
 if [ $status = 0 ] && [ "$clients" -gt 0 ]; then
   # RssAnon/RssFile are not kept as high-water marks by the kernel: sample them.
@@ -151,6 +153,8 @@ if [ $status = 0 ] && [ "$clients" -gt 0 ]; then
   sampler_pid=
   if [ $status = 0 ]; then
     echo "after cable: $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
+    sleep 2
+    echo "+2 s idle:   $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
     read -r ma mf < "$work/rss-max"
     echo "cable run, sampled every 200 ms: max RssAnon $ma KiB, max RssFile $mf KiB"
     grep -E '^\||^saturated|^cable:' "$work/cable.txt" || true
