@@ -48,6 +48,9 @@ name=campfire-room-bench-$$
 if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
   ver=2
   cg=/sys/fs/cgroup/$name
+  # A child gets memory.* files only if its parent hands the controller down.
+  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control \
+    || echo +memory > /sys/fs/cgroup/cgroup.subtree_control
   mkdir "$cg"
   echo "$limit_bytes" > "$cg/memory.max"
   [ -f "$cg/memory.swap.max" ] && echo 0 > "$cg/memory.swap.max"
