@@ -4,7 +4,7 @@ RELEASE  := target/$(TARGET)/release/campfire-room
 # Static glibc (static-pie): the binary must run in an empty root (FROM scratch).
 STATIC   := -C target-feature=+crt-static
 
-.PHONY: all build test e2e bench bench-quick clean
+.PHONY: all build test e2e bench bench-quick bench-cgroup clean
 all: campfire-room
 
 campfire-room: build
@@ -32,6 +32,10 @@ bench: campfire-room
 
 bench-quick: campfire-room
 	bench/run.sh quick
+
+# The memory goal: quick HTTP load and 1,000 cable clients with the server in a 15 MB cgroup (root).
+bench-cgroup: campfire-room
+	bench/cgroup.sh
 
 clean:
 	cargo clean

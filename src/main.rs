@@ -5,6 +5,10 @@
 use campfire::{app, config::Config, server, sys};
 
 fn main() {
+    // Before any thread exists, so every thread shares the few arenas (sys::memory).
+    if !sys::memory::tune_malloc() {
+        eprintln!("campfire-room: malloc tuning refused; running with glibc's defaults");
+    }
     let mut cfg = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -34,7 +38,14 @@ fn main() {
         }
     };
     let result = server::run(&cfg, |i| match app::Ctx::new(&shared) {
-        Ok(cx) => cx,
+        Ok(cx) => {
+            // This loop's startup (and the process's: schema checks, SQLite's DDL parser,
+            // configuration) is done: let its code pages and freed heap go, so that idle RSS
+            // is what serving needs (issue 7). Each loop does it; the last one leaves it clean.
+            sys::memory::release_startup_code();
+            sys::memory::trim();
+            cx
+        }
         Err(e) => {
             eprintln!("campfire-room: loop {i}: cannot open the database: {e}");
             std::process::exit(1);

@@ -28,8 +28,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Default byte budget of one loop's fragment cache; `CAMPFIRE_FRAGMENT_CACHE_BYTES`
-/// overrides (0 turns the cache off). A few hundred typical messages with their deflate pieces.
-pub const FRAGMENT_CACHE_BYTES: usize = 2 << 20;
+/// overrides (0 turns the cache off). About 300 typical messages with their deflate pieces, a
+/// few rooms' last pages: 2 MiB filled up with messages long scrolled off the pages under a stream of posts and was
+/// the largest part of the heap after the benchmark (issue 7).
+pub const FRAGMENT_CACHE_BYTES: usize = 512 << 10;
 
 /// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...,
 /// `db::searches::messages`) into owned messages, oldest first, ready for `render_messages`.

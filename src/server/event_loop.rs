@@ -42,6 +42,10 @@ const ACCEPTS_PER_WAKE: usize = 64;
 const SWEEP_GAP_MS: u64 = 50;
 /// How long to stop accepting when the process is out of descriptors.
 const ACCEPT_PAUSE_MS: u64 = 100;
+/// After this long without any event the loop gives free heap pages back to the kernel (once per
+/// quiet spell): what a burst of requests or a crowd of WebSockets left behind stops counting in
+/// RSS (issue 7). Never under steady load, where every wake has events.
+const IDLE_TRIM_MS: u64 = 1_000;
 
 const REFUSED_FULL: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -127,6 +131,7 @@ impl<H: Handler> Setup<H> {
             accept_paused_until: 0,
             draining: false,
             drain_deadline: u64::MAX,
+            trim_at: u64::MAX,
         };
         lp.serve(stop)
     }
@@ -177,6 +182,8 @@ struct Loop<H: Handler> {
     accept_paused_until: u64,
     draining: bool,
     drain_deadline: u64,
+    /// When to trim the heap if nothing happens until then (u64::MAX: nothing to trim).
+    trim_at: u64,
 }
 
 /// What became of the bytes at the front of a connection's buffer.
@@ -205,13 +212,19 @@ impl<H: Handler> Loop<H> {
     fn serve(&mut self, stop: &Stop) -> std::io::Result<()> {
         let mut events = [Event::EMPTY; EVENTS];
         loop {
-            let mut wake = self.next_sweep.min(self.log.deadline()).min(self.next_ping);
+            let mut wake = self.next_sweep.min(self.log.deadline()).min(self.next_ping).min(self.trim_at);
             if self.draining {
                 wake = wake.min(self.drain_deadline);
             }
             let timeout = if wake == u64::MAX { -1 } else { wake.saturating_sub(now_ms()).min(i32::MAX as u64) as i32 };
             let n = self.epoll.wait(&mut events, timeout)?;
             self.now = now_ms();
+            if n > 0 {
+                self.trim_at = self.now + IDLE_TRIM_MS;
+            } else if self.now >= self.trim_at {
+                crate::sys::memory::trim();
+                self.trim_at = u64::MAX;
+            }
             for ev in &events[..n.min(EVENTS)] {
                 match ev.token() {
                     LISTENER => self.accept_all(),
