@@ -1,5 +1,7 @@
-//! The few libc calls the load generator needs: the clock-tick rate for /proc CPU times and
-//! raising the open-file limit for many client connections.
+//! The few libc calls the load generator needs: the clock-tick rate for /proc CPU times,
+//! raising the open-file limit for many client connections, and epoll for the cable readers.
+
+pub mod epoll;
 
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`), the unit of /proc/<pid>/stat CPU times.
 pub fn clock_ticks() -> u64 {
