@@ -290,7 +290,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Calls `found` with the number of every `bmk<digits>z` marker in `text`, in order.
 pub fn scan_markers(text: &[u8], mut found: impl FnMut(u64)) {
-    // Every marker holds a 'k' preceded by "bm": find the 'k's eight bytes at a time.
+    // Every marker holds a 'k' preceded by "bm": find the 'k's 32 bytes at a time.
     let mut from = 0;
     while let Some(k) = find_k(text, from) {
         from = k + 1;
@@ -312,20 +312,21 @@ pub fn scan_markers(text: &[u8], mut found: impl FnMut(u64)) {
 
 /// The position of the first `k` in `t` at or after `from`.
 fn find_k(t: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while let Some(w) = t.get(i..i + 8) {
-        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) ^ (ONES * b'k' as u64);
-        // The lowest flagged byte is exactly the first zero byte of `x` (borrows only make
-        // false flags above a true zero).
-        let zero = x.wrapping_sub(ONES) & !x & HIGH;
-        if zero != 0 {
-            return Some(i + zero.trailing_zeros() as usize / 8);
+    let rest = t.get(from..)?;
+    let mut chunks = rest.chunks_exact(32);
+    let mut at = from;
+    for c in &mut chunks {
+        // Written so the compiler turns it into a vector compare and a byte mask.
+        let mut mask = 0u32;
+        for (i, &b) in c.iter().enumerate() {
+            mask |= ((b == b'k') as u32) << i;
         }
-        i += 8;
+        if mask != 0 {
+            return Some(at + mask.trailing_zeros() as usize);
+        }
+        at += 32;
     }
-    t.get(i..)?.iter().position(|&b| b == b'k').map(|p| i + p)
+    chunks.remainder().iter().position(|&b| b == b'k').map(|p| at + p)
 }
 
 #[cfg(test)]
@@ -350,7 +351,7 @@ mod tests {
 
     #[test]
     fn finds_every_k_at_every_offset() {
-        for len in 0..40 {
+        for len in 0..80 {
             for at in 0..len {
                 let mut t = vec![b'a'; len];
                 t[at] = b'k';
