@@ -5,9 +5,9 @@
 //! marker's sequence number. The generator must cost far less than the server it measures.
 
 use crate::sys::epoll::Epoll;
+use crate::sys::find_byte;
 use crate::ws::{self, Inflater, Socket};
 use std::io::{ErrorKind, Read};
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -290,9 +290,9 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Calls `found` with the number of every `bmk<digits>z` marker in `text`, in order.
 pub fn scan_markers(text: &[u8], mut found: impl FnMut(u64)) {
-    // Every marker holds a 'k' preceded by "bm": find the 'k's 32 bytes at a time.
+    // Every marker holds a 'k' preceded by "bm": find the 'k's 16 bytes at a time.
     let mut from = 0;
-    while let Some(k) = find_k(text, from) {
+    while let Some(k) = find_byte(text, from, b'k') {
         from = k + 1;
         if k < 2 || &text[k - 2..k] != b"bm" {
             continue;
@@ -310,28 +310,10 @@ pub fn scan_markers(text: &[u8], mut found: impl FnMut(u64)) {
     }
 }
 
-/// The position of the first `k` in `t` at or after `from`.
-fn find_k(t: &[u8], from: usize) -> Option<usize> {
-    let rest = t.get(from..)?;
-    let mut chunks = rest.chunks_exact(32);
-    let mut at = from;
-    for c in &mut chunks {
-        // Written so the compiler turns it into a vector compare and a byte mask.
-        let mut mask = 0u32;
-        for (i, &b) in c.iter().enumerate() {
-            mask |= ((b == b'k') as u32) << i;
-        }
-        if mask != 0 {
-            return Some(at + mask.trailing_zeros() as usize);
-        }
-        at += 32;
-    }
-    chunks.remainder().iter().position(|&b| b == b'k').map(|p| at + p)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpStream;
 
     fn markers(text: &[u8]) -> Vec<u64> {
         let mut v = Vec::new();
@@ -351,15 +333,17 @@ mod tests {
 
     #[test]
     fn finds_every_k_at_every_offset() {
+        assert_eq!(find_byte(b"abc", 7, b'k'), None, "past the end");
         for len in 0..80 {
             for at in 0..len {
                 let mut t = vec![b'a'; len];
                 t[at] = b'k';
-                assert_eq!(find_k(&t, 0), Some(at));
-                assert_eq!(find_k(&t, at + 1), None);
+                assert_eq!(find_byte(&t, 0, b'k'), Some(at));
+                assert_eq!(find_byte(&t, at, b'k'), Some(at));
+                assert_eq!(find_byte(&t, at + 1, b'k'), None);
                 // Bytes that differ from 'k' in one bit must not match.
                 t[at] = b'k' ^ 0x80;
-                assert_eq!(find_k(&t, 0), None);
+                assert_eq!(find_byte(&t, 0, b'k'), None);
             }
         }
     }
