@@ -46,10 +46,10 @@ const ACCEPT_PAUSE_MS: u64 = 100;
 /// Sockets flushed per loop turn while broadcast output waits: between batches the loop looks
 /// at its other connections (a post must not wait for a whole fan-out), and the sockets later
 /// in the list collect more frames for their one writev.
-const FLUSH_BATCH: usize = 128;
+const FLUSH_BATCH: usize = 32;
 /// A socket holding this many unsent frames means fan-out is falling behind: the loop then
 /// flushes every waiting socket before it takes new work, which bounds every queue.
-const BACKLOG_FRAMES: usize = 32;
+const BACKLOG_FRAMES: usize = 64;
 
 const REFUSED_FULL: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
