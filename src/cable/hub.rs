@@ -151,7 +151,12 @@ pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
             let mail = Mail { token: s.addr.token, frame, then_close: false };
             match posts.iter_mut().find(|(a, _)| a.same_loop(&s.addr)) {
                 Some((_, list)) => list.push(mail),
-                None => posts.push((s.addr.clone(), vec![mail])),
+                None => {
+                    // Sized for the whole stream at once: no regrowth while the lock is held.
+                    let mut list = Vec::with_capacity(subs.len());
+                    list.push(mail);
+                    posts.push((s.addr.clone(), list));
+                }
             }
         }
         subs.len()
