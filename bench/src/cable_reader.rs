@@ -42,12 +42,51 @@ pub struct Client {
     partial: Vec<u8>,
     partial_compressed: bool,
     inflater: Option<Inflater>,
-    inflated: Vec<u8>,
     subs: usize,
     confirmed: usize,
     open: bool,
     /// `receipts[n]`: when marker `n` first arrived, µs after the run's start + 1; 0 = never.
     receipts: Vec<u32>,
+}
+
+/// A reader thread's reusable memory: the read buffer, and the last few compressed messages it
+/// inflated. With no context takeover a compressed message's text depends on its bytes alone,
+/// and every client of a broadcast gets the same bytes: a byte-for-byte repeat reuses the text
+/// (then scanned as usual) instead of inflating it again, as the HTTP validator accepts
+/// byte-identical repeats.
+#[derive(Default)]
+pub struct Scratch {
+    buf: Vec<u8>,
+    /// (compressed payload, its text), replaced round-robin.
+    inflated: Vec<(Vec<u8>, Vec<u8>)>,
+    next: usize,
+}
+
+const MEMO: usize = 4;
+
+impl Scratch {
+    /// The text of compressed `data`, inflating it with `inf` unless it is a repeat.
+    fn text(&mut self, data: &[u8], inf: &mut Inflater) -> Result<&[u8], String> {
+        if inf.resets() {
+            if let Some(i) = self.inflated.iter().position(|(c, _)| c[..] == *data) {
+                return Ok(&self.inflated[i].1);
+            }
+        }
+        let i = if self.inflated.len() < MEMO {
+            self.inflated.push((Vec::new(), Vec::new()));
+            self.inflated.len() - 1
+        } else {
+            self.next = (self.next + 1) % MEMO;
+            self.next
+        };
+        let (c, t) = &mut self.inflated[i];
+        inf.inflate(data, t)?;
+        c.clear();
+        if inf.resets() {
+            c.extend_from_slice(data);
+        }
+        Ok(t)
+    }
 }
 
 /// What a reader counted during one wake, added to the shared tally once.
@@ -72,7 +111,6 @@ impl Client {
             partial: Vec::new(),
             partial_compressed: false,
             inflater,
-            inflated: Vec::new(),
             subs,
             confirmed: 0,
             open: true,
@@ -93,7 +131,14 @@ impl Client {
     }
 
     /// Reads once and handles every complete frame. False when the socket is finished.
-    fn read_some(&mut self, buf: &mut Vec<u8>, t0: Instant, n: &mut Counts) -> bool {
+    fn read_some(&mut self, sc: &mut Scratch, t0: Instant, n: &mut Counts) -> bool {
+        let mut buf = std::mem::take(&mut sc.buf);
+        let ok = self.read_into(&mut buf, sc, t0, n);
+        sc.buf = buf;
+        ok
+    }
+
+    fn read_into(&mut self, buf: &mut Vec<u8>, sc: &mut Scratch, t0: Instant, n: &mut Counts) -> bool {
         let keep = self.rest.len();
         if buf.len() < keep + READ_MAX {
             buf.resize(keep + READ_MAX, 0);
@@ -124,7 +169,7 @@ impl Client {
             n.wire += h.used as u64;
             let payload = &rest[h.payload.clone()];
             pos += h.used;
-            if !self.frame(&h, payload, at, n) {
+            if !self.frame(&h, payload, at, sc, n) {
                 return false;
             }
         }
@@ -133,14 +178,14 @@ impl Client {
     }
 
     /// Handles one frame. False when the socket is finished.
-    fn frame(&mut self, h: &ws::Head, payload: &[u8], at: u32, n: &mut Counts) -> bool {
+    fn frame(&mut self, h: &ws::Head, payload: &[u8], at: u32, sc: &mut Scratch, n: &mut Counts) -> bool {
         match h.opcode {
             0x9 => self.socket.send(0xA, payload).is_ok(),
             0xA => true,
             0x8 => false,
             0x1 | 0x2 if h.fin && self.partial.is_empty() => {
                 if h.opcode == 0x1 {
-                    self.message(payload, h.rsv1, at, n)
+                    self.message(payload, h.rsv1, at, sc, n)
                 } else {
                     n.frames += 1;
                     true
@@ -158,7 +203,7 @@ impl Client {
                 }
                 let whole = std::mem::take(&mut self.partial);
                 let ok = match whole.split_first() {
-                    Some((1, text)) => self.message(text, self.partial_compressed, at, n),
+                    Some((1, text)) => self.message(text, self.partial_compressed, at, sc, n),
                     _ => {
                         n.frames += 1;
                         true
@@ -176,18 +221,19 @@ impl Client {
     }
 
     /// One complete text message: confirmations until ready, then markers.
-    fn message(&mut self, data: &[u8], compressed: bool, at: u32, n: &mut Counts) -> bool {
-        let mut inflated = std::mem::take(&mut self.inflated);
+    fn message(&mut self, data: &[u8], compressed: bool, at: u32, sc: &mut Scratch, n: &mut Counts) -> bool {
         let text = if compressed {
             let Some(inf) = self.inflater.as_mut() else {
                 eprintln!("cable client: compressed frame without permessage-deflate");
                 return false;
             };
-            if let Err(e) = inf.inflate(data, &mut inflated) {
-                eprintln!("cable client: {e}");
-                return false;
+            match sc.text(data, inf) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("cable client: {e}");
+                    return false;
+                }
             }
-            &inflated[..]
         } else {
             data
         };
@@ -216,7 +262,6 @@ impl Client {
                 n.receipts += 1;
             }
         });
-        self.inflated = inflated;
         true
     }
 }
@@ -239,7 +284,7 @@ pub fn read_loop(clients: &mut [Client], t0: Instant, tally: &Tally) {
             c.open = false;
         }
     }
-    let mut buf = Vec::new();
+    let mut sc = Scratch::default();
     let mut keys = Vec::with_capacity(256);
     // Bytes kept from the handshake may already hold whole frames.
     let mut n = Counts::default();
@@ -247,14 +292,14 @@ pub fn read_loop(clients: &mut [Client], t0: Instant, tally: &Tally) {
         let rest = std::mem::take(&mut c.rest);
         if !rest.is_empty() {
             c.rest = rest;
-            let _ = c.read_some(&mut buf, t0, &mut n);
+            let _ = c.read_some(&mut sc, t0, &mut n);
         }
     }
     while open > 0 && !tally.stop.load(Ordering::Relaxed) {
         ep.wait(&mut keys, 100);
         for &k in &keys {
             let Some(c) = clients.get_mut(k as usize) else { continue };
-            if c.open && !c.read_some(&mut buf, t0, &mut n) {
+            if c.open && !c.read_some(&mut sc, t0, &mut n) {
                 ep.remove(c.socket.stream.as_raw_fd());
                 c.open = false;
                 open -= 1;
@@ -362,7 +407,7 @@ mod tests {
         frame.extend_from_slice(msg);
         let (first, second) = frame.split_at(frame.len() - 10);
         let t0 = Instant::now();
-        let mut buf = Vec::new();
+        let mut buf = Scratch::default();
         let mut n = Counts::default();
         use std::io::Write;
         (&b).write_all(first).unwrap();
@@ -379,6 +424,39 @@ mod tests {
         assert_eq!((n.frames, n.wire), (2, frame.len() as u64));
         (&b).write_all(&[0x88, 0x00]).unwrap();
         while c.read_some(&mut buf, t0, &mut n) {}
+    }
+
+    /// `text` as a permessage-deflate payload: one stored block, sync-flushed, tail stripped.
+    fn stored(text: &[u8]) -> Vec<u8> {
+        let len = text.len() as u16;
+        let mut p = vec![0x00];
+        p.extend_from_slice(&len.to_le_bytes());
+        p.extend_from_slice(&(!len).to_le_bytes());
+        p.extend_from_slice(text);
+        p.push(0x00);
+        p
+    }
+
+    #[test]
+    fn repeated_compressed_messages_are_inflated_once_and_still_scanned() {
+        let mut sc = Scratch::default();
+        let mut inf = Inflater::test_new(true);
+        let a = stored(b"fanout bmk1z");
+        let b = stored(b"fanout bmk2z");
+        assert_eq!(sc.text(&a, &mut inf).unwrap(), b"fanout bmk1z");
+        assert_eq!(sc.text(&b, &mut inf).unwrap(), b"fanout bmk2z");
+        assert_eq!(sc.text(&a, &mut inf).unwrap(), b"fanout bmk1z", "a repeat");
+        assert_eq!(sc.inflated.len(), 2, "the repeat was not inflated again");
+        for i in 3..10u8 {
+            let t = format!("fanout bmk{i}z");
+            assert_eq!(sc.text(&stored(t.as_bytes()), &mut inf).unwrap(), t.as_bytes());
+        }
+        assert_eq!(sc.inflated.len(), MEMO, "bounded");
+        // With context takeover the same bytes may mean something else: nothing is reused.
+        let mut sc = Scratch::default();
+        let mut keep = Inflater::test_new(false);
+        assert_eq!(sc.text(&a, &mut keep).unwrap(), b"fanout bmk1z");
+        assert!(sc.inflated.iter().all(|(c, _)| c.is_empty()));
     }
 
     fn local_pair() -> (TcpStream, TcpStream) {

@@ -130,6 +130,14 @@ impl Socket {
 }
 
 #[cfg(test)]
+impl Inflater {
+    /// An inflater as a handshake that negotiated permessage-deflate would make.
+    pub fn test_new(no_context_takeover: bool) -> Inflater {
+        Inflater { state: InflateState::new_boxed(DataFormat::Raw), reset: no_context_takeover, input: Vec::new(), chunk: vec![0u8; 64 * 1024] }
+    }
+}
+
+#[cfg(test)]
 impl Socket {
     /// A socket over an already connected stream, for tests of what reads it.
     pub fn test_from_stream(stream: TcpStream) -> Socket {
@@ -138,6 +146,12 @@ impl Socket {
 }
 
 impl Inflater {
+    /// Whether every message is compressed on its own (`server_no_context_takeover`), so its
+    /// text depends on its bytes alone.
+    pub fn resets(&self) -> bool {
+        self.reset
+    }
+
     /// Decompresses one message (the stripped `00 00 FF FF` tail restored) into `out`
     /// (cleared first).
     pub fn inflate(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
