@@ -7,6 +7,7 @@
 use crate::sys::epoll::Epoll;
 use crate::sys::find_byte;
 use crate::ws::{self, Inflater, Socket};
+use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -49,7 +50,7 @@ pub struct Client {
     receipts: Vec<u32>,
 }
 
-/// A reader thread's reusable memory: the read buffer, and the last few compressed messages it
+/// A reader thread's reusable memory: the read buffer, and the last `MEMO` compressed messages it
 /// inflated. With no context takeover a compressed message's text depends on its bytes alone,
 /// and every client of a broadcast gets the same bytes: a byte-for-byte repeat reuses the text
 /// (then scanned as usual) instead of inflating it again, as the HTTP validator accepts
@@ -59,16 +60,34 @@ pub struct Scratch {
     buf: Vec<u8>,
     /// (compressed payload, its text), replaced round-robin.
     inflated: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Slot of each remembered payload, by a hash of its bytes.
+    slots: HashMap<u64, usize>,
     next: usize,
 }
 
-const MEMO: usize = 4;
+/// Compressed messages remembered per reader: more than a backlogged socket's read brings, so
+/// the next socket's read of the same broadcasts finds them all.
+const MEMO: usize = 512;
+
+/// FNV-1a over the payload's bytes, eight at a time (collisions are ruled out by comparing).
+fn hash(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ data.len() as u64;
+    let mut words = data.chunks_exact(8);
+    for w in &mut words {
+        h = (h ^ u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])).wrapping_mul(0x100_0000_01b3);
+    }
+    for &b in words.remainder() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
 
 impl Scratch {
     /// The text of compressed `data`, inflating it with `inf` unless it is a repeat.
     fn text(&mut self, data: &[u8], inf: &mut Inflater) -> Result<&[u8], String> {
+        let key = hash(data);
         if inf.resets() {
-            if let Some(i) = self.inflated.iter().position(|(c, _)| c[..] == *data) {
+            if let Some(&i) = self.slots.get(&key).filter(|&&i| self.inflated.get(i).is_some_and(|(c, _)| c[..] == *data)) {
                 return Ok(&self.inflated[i].1);
             }
         }
@@ -80,10 +99,14 @@ impl Scratch {
             self.next
         };
         let (c, t) = &mut self.inflated[i];
+        if !c.is_empty() {
+            self.slots.remove(&hash(c));
+        }
         inf.inflate(data, t)?;
         c.clear();
         if inf.resets() {
             c.extend_from_slice(data);
+            self.slots.insert(key, i);
         }
         Ok(t)
     }
@@ -447,11 +470,14 @@ mod tests {
         assert_eq!(sc.text(&b, &mut inf).unwrap(), b"fanout bmk2z");
         assert_eq!(sc.text(&a, &mut inf).unwrap(), b"fanout bmk1z", "a repeat");
         assert_eq!(sc.inflated.len(), 2, "the repeat was not inflated again");
-        for i in 3..10u8 {
+        for i in 3..(MEMO as u32 + 10) {
             let t = format!("fanout bmk{i}z");
             assert_eq!(sc.text(&stored(t.as_bytes()), &mut inf).unwrap(), t.as_bytes());
         }
-        assert_eq!(sc.inflated.len(), MEMO, "bounded");
+        assert_eq!((sc.inflated.len(), sc.slots.len()), (MEMO, MEMO), "bounded");
+        let t = format!("fanout bmk{}z", MEMO + 9);
+        assert_eq!(sc.text(&stored(t.as_bytes()), &mut inf).unwrap(), t.as_bytes());
+        assert_eq!(sc.slots.len(), MEMO, "a repeat of a recent one");
         // With context takeover the same bytes may mean something else: nothing is reused.
         let mut sc = Scratch::default();
         let mut keep = Inflater::test_new(false);
