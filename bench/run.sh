@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/run.sh [quick]: the benchmark as `make bench` / `make bench-quick` run it.
+# bench/run.sh [quick | cable [CLIENTS]]: the benchmark as `make bench` / `make bench-quick` run it;
+# `cable` runs the Action Cable fan-out workload instead (default 1,000 clients, no floor).
 # Seeds a fresh copy of the harness seed, starts ./campfire-room pinned to CPU 0 on it, runs the
 # load generator pinned to CPU 1 (validated warm-ups and samples, nginx floor on CPU 0, write
 # audit), and writes bench/results/<date>-<commit>.json plus a Markdown table on stdout.
@@ -26,6 +27,10 @@ loadgen_cpu=${LOADGEN_CPU:-1}
 server_cmd=${BENCH_SERVER:-./campfire-room}
 if [ "$mode" = quick ]; then
   args=(--clients 16 --secs 2 --warmup-secs 1 --rounds 1)
+elif [ "$mode" = cable ]; then
+  args=(--clients "${2:-1000}")
+  # A thousand sockets on each side.
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 else
   args=(--clients 1,16,64 --secs 8 --warmup-secs 2 --rounds 3)
 fi
@@ -80,8 +85,13 @@ curl -fsS -o /dev/null "http://127.0.0.1:$port/up" || { echo "bench/run.sh: /up 
 echo "cold start: $(( ($(date +%s%N) - started_ns) / 1000000 )) ms to the first /up 200 (polled every 100 ms)"
 
 status=0
-taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
-  --pid "$server_pid" --floor --floor-cpu "$server_cpu" "${args[@]}" || status=$?
+if [ "$mode" = cable ]; then
+  taskset -c "$loadgen_cpu" "$bench" cable --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+    --pid "$server_pid" "${args[@]}" || status=$?
+else
+  taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+    --pid "$server_pid" --floor --floor-cpu "$server_cpu" "${args[@]}" || status=$?
+fi
 
 # Mixed profile (workloads.md §6): the room page at 16 clients without and with a paced writer
 # posting 10/s to HQ, alternated per round so both sides see the same machine; the ratio of the

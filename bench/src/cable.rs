@@ -1,10 +1,12 @@
 //! `campfire-bench cable`: the Action Cable fan-out workload (workloads.md §7). N WebSocket clients,
 //! all signed in as the same user, subscribe the "chatter.js shape" of channels; one poster sends
 //! paced messages, then several posters saturate; every client scans its frames for `bmk<n>z`
-//! markers. Reports readiness, delivery latency to each and to all clients, and throughput.
+//! markers (`cable_reader`: a few epoll threads read all the clients). Reports readiness,
+//! delivery latency to each and to all clients, and throughput.
 
 use crate::account::Target;
 use crate::audit;
+use crate::cable_reader::{read_loop, Client as Reader, Tally};
 use crate::contract;
 use crate::db::Conn;
 use crate::http::{form_encode, request, Client};
@@ -12,10 +14,9 @@ use crate::json;
 use crate::login;
 use crate::run::{parse_url, read_labels};
 use crate::validate;
-use crate::ws::{Frame, Socket};
-use std::collections::HashMap;
+use crate::ws::Socket;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -33,16 +34,9 @@ pub struct Options {
     pub hold_secs: f64,
     /// Offer permessage-deflate and report wire throughput.
     pub deflate: bool,
+    /// Threads reading the clients' sockets (each an epoll over its share).
+    pub readers: usize,
     pub out: Option<PathBuf>,
-}
-
-struct Shared {
-    stop: AtomicBool,
-    ready: AtomicUsize,
-    rejected: AtomicUsize,
-    receipts: AtomicU64,
-    frames: AtomicU64,
-    wire: AtomicU64,
 }
 
 // (sequence number, sent at, acknowledged)
@@ -51,73 +45,6 @@ type Sent = Mutex<Vec<(u64, Instant, bool)>>;
 fn phase(name: &str) {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     eprintln!("PHASE {name} {ms}");
-}
-
-/// Every `bmk<digits>z` marker in `text`.
-pub fn markers(text: &[u8]) -> Vec<u64> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + 4 <= text.len() {
-        if &text[i..i + 3] == b"bmk" {
-            let mut j = i + 3;
-            let mut n: u64 = 0;
-            while j < text.len() && text[j].is_ascii_digit() {
-                n = n.saturating_mul(10).saturating_add((text[j] - b'0') as u64);
-                j += 1;
-            }
-            if j > i + 3 && text.get(j) == Some(&b'z') {
-                out.push(n);
-                i = j + 1;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-// One client's reader: counts confirmations until it is ready, then records the first receipt
-// time of every marker. Returns whether it became ready, and the receipts.
-fn reader(mut sock: Socket, subs: usize, sh: &Shared) -> (bool, HashMap<u64, Instant>) {
-    let mut got = HashMap::new();
-    let mut confirmed = 0;
-    let _ = sock.set_timeout(Duration::from_millis(200));
-    loop {
-        match sock.read() {
-            Ok(Frame::Text(t)) => {
-                sh.frames.fetch_add(1, Ordering::Relaxed);
-                let now = Instant::now();
-                if confirmed < subs {
-                    let s = String::from_utf8_lossy(&t);
-                    if s.contains("\"confirm_subscription\"") {
-                        confirmed += 1;
-                        if confirmed == subs {
-                            sh.ready.fetch_add(1, Ordering::Relaxed);
-                        }
-                    } else if s.contains("\"reject_subscription\"") {
-                        sh.rejected.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                for m in markers(&t) {
-                    if got.insert(m, now).is_none() {
-                        sh.receipts.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-            Ok(Frame::Binary) => {
-                sh.frames.fetch_add(1, Ordering::Relaxed);
-            }
-            Ok(Frame::Idle) => {
-                if sh.stop.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
-            Ok(Frame::Closed) | Err(_) => break,
-        }
-        let w = std::mem::take(&mut sock.wire_bytes);
-        sh.wire.fetch_add(w, Ordering::Relaxed);
-    }
-    (confirmed == subs, got)
 }
 
 /// Runs the fan-out workload and prints/writes its report.
@@ -142,7 +69,8 @@ pub fn run(o: &Options) -> Result<(), String> {
     }
     let commands: Vec<String> = identifiers.iter().map(|i| format!("{{\"command\":\"subscribe\",\"identifier\":{}}}", json::str(i))).collect();
     let origin = format!("http://{host}");
-    let sh = Shared { stop: AtomicBool::new(false), ready: AtomicUsize::new(0), rejected: AtomicUsize::new(0), receipts: AtomicU64::new(0), frames: AtomicU64::new(0), wire: AtomicU64::new(0) };
+    let sh = Tally::default();
+    let t0 = Instant::now();
     let sent: Sent = Mutex::new(Vec::new());
     let seq = AtomicU64::new(0);
     let acks: Mutex<Vec<(i64, String)>> = Mutex::new(Vec::new());
@@ -151,7 +79,7 @@ pub fn run(o: &Options) -> Result<(), String> {
     let report = std::thread::scope(|scope| -> Result<String, String> {
         phase("connect");
         let t_connect = Instant::now();
-        let mut handles = Vec::new();
+        let mut readers = Vec::new();
         let mut closers = Vec::new();
         let mut failed = 0usize;
         for i in 0..o.clients {
@@ -174,14 +102,23 @@ pub fn run(o: &Options) -> Result<(), String> {
             if let Some(c) = sock.try_clone_stream() {
                 closers.push(c);
             }
-            let (subs, sh) = (commands.len(), &sh);
-            let h = std::thread::Builder::new().stack_size(128 * 1024).spawn_scoped(scope, move || reader(sock, subs, sh));
-            match h {
-                Ok(h) => handles.push(h),
+            match Reader::new(sock, commands.len()) {
+                Ok(r) => readers.push(r),
                 Err(_) => failed += 1,
             }
         }
-        let connected = handles.len();
+        let connected = readers.len();
+        let per_thread = connected.div_ceil(o.readers.max(1)).max(1);
+        let mut handles = Vec::new();
+        while !readers.is_empty() {
+            let rest = readers.split_off(per_thread.min(readers.len()));
+            let mut mine = std::mem::replace(&mut readers, rest);
+            let sh = &sh;
+            handles.push(scope.spawn(move || {
+                read_loop(&mut mine, t0, sh);
+                mine
+            }));
+        }
         let wait = Duration::from_secs_f64((o.clients as f64 / 200.0).max(120.0));
         while sh.ready.load(Ordering::Relaxed) + sh.rejected.load(Ordering::Relaxed) < connected && t_connect.elapsed() < wait {
             std::thread::sleep(Duration::from_millis(20));
@@ -284,17 +221,17 @@ pub fn run(o: &Options) -> Result<(), String> {
         for c in &closers {
             let _ = c.shutdown(std::net::Shutdown::Both);
         }
-        let maps: Vec<(bool, HashMap<u64, Instant>)> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        let clients: Vec<Reader> = handles.into_iter().filter_map(|h| h.join().ok()).flatten().collect();
 
         // Latencies from the post's send time to each client and to the last ready client.
         let sent = sent.lock().map(|s| s.clone()).unwrap_or_default();
-        let ready_maps: Vec<&HashMap<u64, Instant>> = maps.iter().filter(|(r, _)| *r).map(|(_, m)| m).collect();
+        let ready_clients: Vec<&Reader> = clients.iter().filter(|c| c.ready()).collect();
         let mut per_client = Vec::new();
         let mut all_clients = Vec::new();
         let mut complete_sat = 0u64;
         let mut last_receipt = sat_start;
         for (n, at, _) in sent.iter().filter(|e| e.2) {
-            let times: Vec<Instant> = ready_maps.iter().filter_map(|m| m.get(n).copied()).collect();
+            let times: Vec<Instant> = ready_clients.iter().filter_map(|c| c.receipt_us(*n)).map(|us| t0 + Duration::from_micros(us)).collect();
             for t in &times {
                 per_client.push(t.saturating_duration_since(*at).as_secs_f64() * 1000.0);
             }
@@ -355,13 +292,3 @@ pub fn run(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_markers() {
-        assert_eq!(markers(b"<p>fanout bmk12z</p> bmkz bmk3 bmk7z"), vec![12, 7]);
-        assert_eq!(markers(b""), Vec::<u64>::new());
-    }
-}

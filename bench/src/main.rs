@@ -5,6 +5,7 @@
 mod account;
 mod audit;
 mod cable;
+mod cable_reader;
 mod clock;
 mod contract;
 mod crc32;
@@ -35,7 +36,7 @@ const USAGE: &str = "usage:
                      [--routes room_show,messages_page,...] [--floor] [--floor-cpu CPUS]
                      [--mixed-write-rate N] [--out FILE]
   campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
-  campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100]
+  campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
                      [--hold-secs 0] [--deflate 1] [--out FILE]";
 
@@ -97,6 +98,7 @@ fn cmd_cable(args: &[String]) -> Result<(), String> {
         tput_secs: number(args, "--tput-secs", 15.0)?,
         hold_secs: number(args, "--hold-secs", 0.0)?,
         deflate: number(args, "--deflate", 0.0)? != 0.0,
+        readers: number(args, "--readers", 2.0)?.max(1.0) as usize,
         out: opt(args, "--out").map(PathBuf::from),
     };
     cable::run(&o)

@@ -1,7 +1,8 @@
 //! A minimal WebSocket client (RFC 6455) for the Action Cable workload: the opening handshake
-//! with an accept-key check, masked text frames out, unmasked frames in (fragmented messages
-//! reassembled, pings answered), close. Optionally permessage-deflate (RFC 7692) for what the
-//! server sends; our own messages go out uncompressed, which the extension allows.
+//! with an accept-key check, masked frames out, and the parsing of the server's frames in place
+//! (`head`: no copy, no allocation). Optionally permessage-deflate (RFC 7692) for what the
+//! server sends (`Inflater`); our own messages go out uncompressed, which the extension allows.
+//! Reading, reassembly and pings are the readers' business (`cable_reader.rs`).
 
 use crate::digest::{base64, sha1};
 use miniz_oxide::inflate::stream::{inflate, InflateState};
@@ -14,26 +15,21 @@ const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// An open WebSocket.
 pub struct Socket {
-    stream: TcpStream,
-    buf: Vec<u8>,
-    partial: Vec<u8>,
-    // Whether the message being reassembled had RSV1 (compressed) on its first frame.
-    partial_compressed: bool,
+    pub stream: TcpStream,
+    /// Bytes that arrived after the handshake's head (the start of the first frames).
+    pub buf: Vec<u8>,
     mask_state: u32,
-    /// Set when permessage-deflate was negotiated: the inflater and whether to reset it per message.
-    deflate: Option<(Box<InflateState>, bool)>,
-    /// Frame bytes received so far (headers included), for wire throughput.
-    pub wire_bytes: u64,
+    /// Set when permessage-deflate was negotiated.
+    pub deflate: Option<Inflater>,
 }
 
-/// What `read` returned.
-pub enum Frame {
-    Text(Vec<u8>),
-    /// Binary messages are counted but not interpreted.
-    Binary,
-    Closed,
-    /// The read timeout passed with nothing complete.
-    Idle,
+/// Decompresses the server's permessage-deflate messages, reusing its buffers.
+pub struct Inflater {
+    state: Box<InflateState>,
+    /// The server said `server_no_context_takeover`: each message starts afresh.
+    reset: bool,
+    input: Vec<u8>,
+    chunk: Vec<u8>,
 }
 
 impl Socket {
@@ -85,19 +81,17 @@ impl Socket {
             k.trim().eq_ignore_ascii_case("sec-websocket-extensions").then(|| v.trim().to_ascii_lowercase())
         });
         let deflate = match extensions {
-            Some(e) if deflate && e.contains("permessage-deflate") => {
-                Some((InflateState::new_boxed(DataFormat::Raw), e.contains("server_no_context_takeover")))
-            }
+            Some(e) if deflate && e.contains("permessage-deflate") => Some(Inflater {
+                state: InflateState::new_boxed(DataFormat::Raw),
+                reset: e.contains("server_no_context_takeover"),
+                input: Vec::new(),
+                chunk: vec![0u8; 64 * 1024],
+            }),
             Some(e) => return Err(format!("handshake: unrequested extension {e}")),
             None => None,
         };
         buf.drain(..end + 4);
-        Ok(Socket { stream, buf, partial: Vec::new(), partial_compressed: false, mask_state: (seed as u32) | 1, deflate, wire_bytes: 0 })
-    }
-
-    /// Sets how long `read` waits before returning `Frame::Idle`.
-    pub fn set_timeout(&self, d: Duration) -> Result<(), String> {
-        self.stream.set_read_timeout(Some(d)).map_err(|e| e.to_string())
+        Ok(Socket { stream, buf, mask_state: (seed as u32) | 1, deflate })
     }
 
     /// Sends one masked text frame.
@@ -105,7 +99,8 @@ impl Socket {
         self.send(0x1, text.as_bytes())
     }
 
-    fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<(), String> {
+    /// Sends one masked frame with `opcode` (a pong, say), blocking until it is written.
+    pub fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<(), String> {
         let mut f = vec![0x80 | opcode];
         match payload.len() {
             n if n < 126 => f.push(0x80 | n as u8),
@@ -128,124 +123,104 @@ impl Socket {
         self.stream.write_all(&f).map_err(|e| format!("ws write: {e}"))
     }
 
-    /// Reads the next complete message.
-    pub fn read(&mut self) -> Result<Frame, String> {
-        loop {
-            if let Some(Raw { fin, rsv1, opcode, payload, used }) = parse(&self.buf)? {
-                self.buf.drain(..used);
-                self.wire_bytes += used as u64;
-                match opcode {
-                    0x9 => self.send(0xA, &payload)?,
-                    0xA => {}
-                    0x8 => return Ok(Frame::Closed),
-                    0x0..=0x2 => {
-                        if opcode != 0 {
-                            self.partial.clear();
-                            self.partial.push(opcode);
-                            self.partial_compressed = rsv1;
-                        }
-                        self.partial.extend_from_slice(&payload);
-                        if fin {
-                            let kind = self.partial.first().copied().unwrap_or(1);
-                            let mut data = self.partial.split_off(1);
-                            self.partial.clear();
-                            if self.partial_compressed {
-                                data = self.inflate(data)?;
-                            }
-                            return Ok(if kind == 2 { Frame::Binary } else { Frame::Text(data) });
-                        }
-                    }
-                    other => return Err(format!("ws: opcode {other}")),
-                }
-                continue;
-            }
-            let mut chunk = [0u8; 16384];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Ok(Frame::Closed),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return Ok(Frame::Idle),
-                Err(e) => return Err(format!("ws read: {e}")),
-            }
-        }
-    }
-
-    // Decompresses one permessage-deflate message (the stripped 00 00 FF FF tail restored).
-    fn inflate(&mut self, mut data: Vec<u8>) -> Result<Vec<u8>, String> {
-        let Some((state, reset)) = self.deflate.as_mut() else {
-            return Err("ws: compressed frame without permessage-deflate".into());
-        };
-        if *reset {
-            state.reset(DataFormat::Raw);
-        }
-        data.extend_from_slice(&[0, 0, 0xff, 0xff]);
-        let mut out = Vec::with_capacity(data.len() * 4);
-        let mut chunk = vec![0u8; 64 * 1024];
-        let mut pos = 0;
-        loop {
-            let r = inflate(state, &data[pos..], &mut chunk, MZFlush::Sync);
-            pos += r.bytes_consumed;
-            out.extend_from_slice(&chunk[..r.bytes_written]);
-            if let Err(e) = r.status {
-                return Err(format!("ws: inflate {e:?}"));
-            }
-            if out.len() > 64 << 20 {
-                return Err("ws: message over 64 MiB".into());
-            }
-            if pos >= data.len() && r.bytes_written < chunk.len() {
-                return Ok(out);
-            }
-        }
-    }
-
     /// A second handle on the same socket (to shut it down from another thread).
     pub fn try_clone_stream(&self) -> Option<TcpStream> {
         self.stream.try_clone().ok()
     }
 }
 
-// One frame parsed from the front of a buffer.
-struct Raw {
-    fin: bool,
-    rsv1: bool,
-    opcode: u8,
-    payload: Vec<u8>,
-    used: usize,
+#[cfg(test)]
+impl Inflater {
+    /// An inflater as a handshake that negotiated permessage-deflate would make.
+    pub fn test_new(no_context_takeover: bool) -> Inflater {
+        Inflater { state: InflateState::new_boxed(DataFormat::Raw), reset: no_context_takeover, input: Vec::new(), chunk: vec![0u8; 64 * 1024] }
+    }
 }
 
-// The frame at the front of `b` (payload unmasked), or None if it is not complete yet.
-fn parse(b: &[u8]) -> Result<Option<Raw>, String> {
-    if b.len() < 2 {
-        return Ok(None);
+#[cfg(test)]
+impl Socket {
+    /// A socket over an already connected stream, for tests of what reads it.
+    pub fn test_from_stream(stream: TcpStream) -> Socket {
+        Socket { stream, buf: Vec::new(), mask_state: 1, deflate: None }
     }
-    let fin = b[0] & 0x80 != 0;
-    let rsv1 = b[0] & 0x40 != 0;
-    let opcode = b[0] & 0x0f;
-    let masked = b[1] & 0x80 != 0;
-    let (len, mut i) = match b[1] & 0x7f {
-        126 if b.len() >= 4 => (u16::from_be_bytes([b[2], b[3]]) as usize, 4),
-        127 if b.len() >= 10 => {
-            let n = u64::from_be_bytes([b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9]]);
-            (usize::try_from(n).map_err(|_| "ws: frame too large")?, 10)
+}
+
+impl Inflater {
+    /// Whether every message is compressed on its own (`server_no_context_takeover`), so its
+    /// text depends on its bytes alone.
+    pub fn resets(&self) -> bool {
+        self.reset
+    }
+
+    /// Decompresses one message (the stripped `00 00 FF FF` tail restored) into `out`
+    /// (cleared first).
+    pub fn inflate(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        if self.reset {
+            self.state.reset(DataFormat::Raw);
         }
-        126 | 127 => return Ok(None),
+        self.input.clear();
+        self.input.extend_from_slice(data);
+        self.input.extend_from_slice(&[0, 0, 0xff, 0xff]);
+        out.clear();
+        let mut pos = 0;
+        loop {
+            let r = inflate(&mut self.state, &self.input[pos..], &mut self.chunk, MZFlush::Sync);
+            pos += r.bytes_consumed;
+            out.extend_from_slice(&self.chunk[..r.bytes_written]);
+            if let Err(e) = r.status {
+                return Err(format!("ws: inflate {e:?}"));
+            }
+            if out.len() > 64 << 20 {
+                return Err("ws: message over 64 MiB".into());
+            }
+            if pos >= self.input.len() && r.bytes_written < self.chunk.len() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The head of one server frame at the front of a buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Head {
+    pub fin: bool,
+    /// RSV1: the message is compressed (on its first frame).
+    pub rsv1: bool,
+    pub opcode: u8,
+    /// Where the payload is in the buffer.
+    pub payload: std::ops::Range<usize>,
+    /// The whole frame's length.
+    pub used: usize,
+}
+
+/// The frame at the front of `b`, or None if it is not complete yet. Server frames are never
+/// masked (RFC 6455 §5.1): a masked one is an error.
+pub fn head(b: &[u8]) -> Result<Option<Head>, String> {
+    let (Some(&b0), Some(&b1)) = (b.first(), b.get(1)) else { return Ok(None) };
+    if b1 & 0x80 != 0 {
+        return Err("ws: masked frame from the server".into());
+    }
+    let (len, i) = match b1 & 0x7f {
+        126 => match b.get(2..4) {
+            Some(l) => (u16::from_be_bytes([l[0], l[1]]) as usize, 4),
+            None => return Ok(None),
+        },
+        127 => match b.get(2..10) {
+            Some(l) => {
+                let n = u64::from_be_bytes([l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]]);
+                (usize::try_from(n).map_err(|_| "ws: frame too large")?, 10)
+            }
+            None => return Ok(None),
+        },
         n => (n as usize, 2),
     };
     if len > 64 << 20 {
         return Err("ws: frame over 64 MiB".into());
     }
-    let mask = if masked {
-        let m = b.get(i..i + 4).map(|m| [m[0], m[1], m[2], m[3]]);
-        i += 4;
-        m
-    } else {
-        None
-    };
-    let Some(data) = b.get(i..i + len) else { return Ok(None) };
-    let payload = match mask {
-        Some(m) => data.iter().enumerate().map(|(k, x)| x ^ m[k % 4]).collect(),
-        None => data.to_vec(),
-    };
-    Ok(Some(Raw { fin, rsv1, opcode, payload, used: i + len }))
+    if b.len() < i + len {
+        return Ok(None);
+    }
+    Ok(Some(Head { fin: b0 & 0x80 != 0, rsv1: b0 & 0x40 != 0, opcode: b0 & 0x0f, payload: i..i + len, used: i + len }))
 }
 
 #[cfg(test)]
@@ -253,16 +228,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_frames() {
-        assert!(parse(&[0x81]).unwrap().is_none());
-        let f = parse(&[0x81, 0x03, b'a', b'b', b'c', 0xff]).unwrap().unwrap();
-        assert_eq!((f.fin, f.opcode, f.payload.as_slice(), f.used), (true, 1, b"abc".as_slice(), 5));
+    fn parses_frame_heads_in_place() {
+        assert!(head(&[0x81]).unwrap().is_none());
+        assert!(head(&[0x81, 0x03, b'a', b'b']).unwrap().is_none(), "payload incomplete");
+        let f = head(&[0x81, 0x03, b'a', b'b', b'c', 0xff]).unwrap().unwrap();
+        assert_eq!(f, Head { fin: true, rsv1: false, opcode: 1, payload: 2..5, used: 5 });
         let mut long = vec![0x82, 126, 0x01, 0x00];
         long.extend(std::iter::repeat_n(7u8, 256));
-        let f = parse(&long).unwrap().unwrap();
-        assert_eq!((f.opcode, f.payload.len(), f.used), (2, 256, 260));
-        let masked = [0x81, 0x82, 1, 2, 3, 4, b'h' ^ 1, b'i' ^ 2];
-        assert_eq!(parse(&masked).unwrap().unwrap().payload, b"hi");
+        assert!(head(&long[..100]).unwrap().is_none());
+        let f = head(&long).unwrap().unwrap();
+        assert_eq!((f.opcode, f.payload, f.used), (2, 4..260, 260));
+        let f = head(&[0x41, 0x01, 0x00]).unwrap().unwrap();
+        assert!(!f.fin && f.rsv1, "first fragment of a compressed message");
+        assert!(head(&[0x81, 0x82, 1, 2, 3, 4, b'h' ^ 1, b'i' ^ 2]).is_err(), "servers do not mask");
+        let mut huge = vec![0x82, 127];
+        huge.extend_from_slice(&(65u64 << 20).to_be_bytes());
+        assert!(head(&huge).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! stream `<room gid param>:messages`, the DOM id of its messages container
 //! `messages_<room param key>_<id>`, and the helpers that wrap a Turbo Stream for broadcast.
 
-use crate::crypto::{json, turbo};
+use crate::crypto::turbo;
 use crate::db::rooms::Kind;
 
 /// Rails' `param_key` of the room's class: `rooms_open`, `rooms_closed`, `rooms_direct`.
@@ -33,10 +33,10 @@ pub fn messages_stream(kind: Kind, room_id: i64) -> String {
 }
 
 /// Broadcasts a rendered `<turbo-stream>` element on `stream` (as the JSON string Turbo's
-/// channel sends).
+/// channel sends, in plain JSON: `cable::protocol::json_string`).
 pub fn broadcast_html(stream: &str, html: &[u8]) {
-    let mut msg = Vec::with_capacity(html.len() + html.len() / 8 + 2);
-    json::write_string(html, &mut msg);
+    let mut msg = Vec::with_capacity(html.len() + html.len() / 16 + 2);
+    crate::cable::protocol::json_string(html, &mut msg);
     crate::cable::broadcast(stream, &msg);
 }
 

@@ -2,10 +2,11 @@
 //! sockets belong to which user.
 //!
 //! One process-wide table behind a mutex. Subscribing and unsubscribing happen on the loops
-//! (a few per page view); broadcasting happens on the writer thread after a commit. A broadcast
-//! frames the message once per distinct subscription identifier (in practice once: every
-//! subscriber of a stream subscribed with the same identifier), then hands the same `Arc` bytes
-//! to every subscriber's loop, one mailbox post per loop. The loops write them as they are.
+//! (a few per page view); broadcasting happens after a commit (on a loop or the writer). A
+//! broadcast frames the message once per distinct subscription identifier (in practice once:
+//! every subscriber of a stream subscribed with the same identifier, which the stream keeps one
+//! shared copy of), then hands the same `Arc` bytes to every subscriber's loop, one mailbox
+//! post per loop. The loops queue them on the sockets as they are.
 //!
 //! Revocation goes through here too: `drop_room` and `disconnect_user` remove the subscriptions
 //! under the lock, so no broadcast after they return can reach the sockets concerned, then post
@@ -27,9 +28,38 @@ struct Sub {
     room_id: i64,
 }
 
+/// A stream's subscribers, and the distinct identifiers they subscribed with (in practice
+/// one): every `Sub` holds the shared `Arc` from `idents`, so a broadcast tells identifiers
+/// apart by pointer instead of comparing each subscriber's bytes.
+#[derive(Default)]
+struct Stream {
+    subs: Vec<Sub>,
+    idents: Vec<Arc<[u8]>>,
+}
+
+impl Stream {
+    /// The shared copy of `ident` for this stream.
+    fn intern(&mut self, ident: &Arc<[u8]>) -> Arc<[u8]> {
+        if let Some(i) = self.idents.iter().find(|i| ***i == **ident) {
+            return i.clone();
+        }
+        // A copy of our own, so the count of holders is the count of subscriptions.
+        let own: Arc<[u8]> = Arc::from(&**ident);
+        self.idents.push(own.clone());
+        own
+    }
+
+    /// Keeps the subscriptions `keep` accepts and forgets identifiers nobody uses any more.
+    fn retain(&mut self, keep: impl FnMut(&Sub) -> bool) {
+        self.subs.retain(keep);
+        // Held by the list alone: no subscription uses it.
+        self.idents.retain(|i| Arc::strong_count(i) > 1);
+    }
+}
+
 #[derive(Default)]
 struct Table {
-    streams: HashMap<Box<[u8]>, Vec<Sub>>,
+    streams: HashMap<Box<[u8]>, Stream>,
     users: HashMap<i64, Vec<Address>>,
 }
 
@@ -75,8 +105,9 @@ pub fn remove_socket(user_id: i64, addr: &Address, streams: &[Arc<[u8]>]) {
 /// subscription is live: a broadcast that starts after this reaches the socket.
 pub fn subscribe(stream: &[u8], addr: &Address, ident: &Arc<[u8]>, user_id: i64, room_id: i64) {
     with(|t| {
-        let subs = t.streams.entry(stream.into()).or_default();
-        subs.push(Sub { addr: addr.clone(), ident: ident.clone(), user_id, room_id });
+        let st = t.streams.entry(stream.into()).or_default();
+        let ident = st.intern(ident);
+        st.subs.push(Sub { addr: addr.clone(), ident, user_id, room_id });
     });
 }
 
@@ -86,9 +117,9 @@ pub fn unsubscribe(stream: &[u8], addr: &Address, ident: &[u8]) {
 }
 
 fn remove_from(t: &mut Table, stream: &[u8], addr: &Address, ident: Option<&[u8]>) {
-    let Some(subs) = t.streams.get_mut(stream) else { return };
-    subs.retain(|s| !(s.addr.token == addr.token && s.addr.same_loop(addr) && ident.is_none_or(|i| *s.ident == *i)));
-    if subs.is_empty() {
+    let Some(st) = t.streams.get_mut(stream) else { return };
+    st.retain(|s| !(s.addr.token == addr.token && s.addr.same_loop(addr) && ident.is_none_or(|i| *s.ident == *i)));
+    if st.subs.is_empty() {
         t.streams.remove(stream);
     }
 }
@@ -100,9 +131,10 @@ pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
     let mut posts: Vec<(Address, Vec<Mail>)> = Vec::new();
     let mut frames: Vec<Framed> = Vec::new();
     let n = with(|t| {
-        let Some(subs) = t.streams.get(stream) else { return 0 };
+        let Some(st) = t.streams.get(stream) else { return 0 };
+        let subs = &st.subs;
         for s in subs {
-            let at = match frames.iter().position(|f| Arc::ptr_eq(&f.ident, &s.ident) || *f.ident == *s.ident) {
+            let at = match frames.iter().position(|f| Arc::ptr_eq(&f.ident, &s.ident)) {
                 Some(at) => at,
                 None => {
                     let plain = super::protocol::data_frame(&s.ident, message_json).into();
@@ -119,7 +151,12 @@ pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
             let mail = Mail { token: s.addr.token, frame, then_close: false };
             match posts.iter_mut().find(|(a, _)| a.same_loop(&s.addr)) {
                 Some((_, list)) => list.push(mail),
-                None => posts.push((s.addr.clone(), vec![mail])),
+                None => {
+                    // Sized for the whole stream at once: no regrowth while the lock is held.
+                    let mut list = Vec::with_capacity(subs.len());
+                    list.push(mail);
+                    posts.push((s.addr.clone(), list));
+                }
             }
         }
         subs.len()
@@ -135,9 +172,9 @@ pub fn broadcast(stream: &[u8], message_json: &[u8]) -> usize {
 /// and typing streams), on every socket. Returns the user's sockets.
 pub fn drop_room(user_id: i64, room_id: i64) -> Vec<Address> {
     with(|t| {
-        t.streams.retain(|_, subs| {
-            subs.retain(|s| !(s.user_id == user_id && s.room_id == room_id));
-            !subs.is_empty()
+        t.streams.retain(|_, st| {
+            st.retain(|s| !(s.user_id == user_id && s.room_id == room_id));
+            !st.subs.is_empty()
         });
         t.users.get(&user_id).cloned().unwrap_or_default()
     })
@@ -147,9 +184,9 @@ pub fn drop_room(user_id: i64, room_id: i64) -> Vec<Address> {
 /// Removes every subscription of `user_id` and returns the user's sockets.
 pub fn drop_user(user_id: i64) -> Vec<Address> {
     with(|t| {
-        t.streams.retain(|_, subs| {
-            subs.retain(|s| s.user_id != user_id);
-            !subs.is_empty()
+        t.streams.retain(|_, st| {
+            st.retain(|s| s.user_id != user_id);
+            !st.subs.is_empty()
         });
         t.users.get(&user_id).cloned().unwrap_or_default()
     })
@@ -174,7 +211,7 @@ pub fn close_all(sockets: Vec<Address>, frame: &[u8]) {
 
 /// Subscriptions and sockets in the table (for tests and the log).
 pub fn counts() -> (usize, usize) {
-    with(|t| (t.streams.values().map(Vec::len).sum(), t.users.values().map(Vec::len).sum())).unwrap_or((0, 0))
+    with(|t| (t.streams.values().map(|s| s.subs.len()).sum(), t.users.values().map(Vec::len).sum())).unwrap_or((0, 0))
 }
 
 #[cfg(test)]
@@ -222,6 +259,28 @@ mod tests {
         remove_socket(101, &addrs[1], &[Arc::from(&b"hub_test_shared"[..])]);
         assert_eq!(broadcast(b"hub_test_shared", b"1"), 2);
         assert!(taken(&a).is_empty());
+    }
+
+    #[test]
+    fn a_stream_keeps_one_copy_of_each_identifier() {
+        let m = mailbox();
+        let ident = |s: &str| -> Arc<[u8]> { Arc::from(s.as_bytes()) };
+        let a = Address { mailbox: m.clone(), token: 21, deflate: false };
+        let b = Address { mailbox: m.clone(), token: 22, deflate: false };
+        subscribe(b"hub_test_intern", &a, &ident("same"), 1, 0);
+        subscribe(b"hub_test_intern", &b, &ident("same"), 2, 0);
+        subscribe(b"hub_test_intern", &b, &ident("other"), 2, 0);
+        let idents = |s: &[u8]| with(|t| t.streams.get(s).map_or(0, |st| st.idents.len())).unwrap_or(0);
+        assert_eq!(idents(b"hub_test_intern"), 2);
+        assert_eq!(broadcast(b"hub_test_intern", b"1"), 3);
+        let mails = taken(&m);
+        assert!(Arc::ptr_eq(&mails[0].frame, &mails[1].frame), "one frame for the shared identifier");
+        assert!(!Arc::ptr_eq(&mails[0].frame, &mails[2].frame));
+        unsubscribe(b"hub_test_intern", &b, b"other");
+        assert_eq!(idents(b"hub_test_intern"), 1, "an identifier nobody uses is forgotten");
+        unsubscribe(b"hub_test_intern", &a, b"same");
+        unsubscribe(b"hub_test_intern", &b, b"same");
+        assert_eq!(broadcast(b"hub_test_intern", b"1"), 0);
     }
 
     #[test]

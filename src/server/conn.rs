@@ -3,7 +3,8 @@
 //! Input: `buf[start..end]` holds bytes read but not yet consumed. An idle connection holds no
 //! buffer at all (the loop lends it one for each read and takes it back when everything was
 //! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
-//! Output: `out[out_pos..]` holds response bytes the socket would not take yet.
+//! Output: `out[out_pos..]` holds response bytes the socket would not take yet; a WebSocket's
+//! frames wait after them in its own queue of shared frames (`ws.queue`).
 
 use crate::http::Method;
 use crate::sys::Fd;
@@ -81,8 +82,14 @@ impl Conn {
         }
     }
 
+    /// Output is waiting: response bytes, or queued WebSocket frames.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len()
+        self.out_pos < self.out.len() || self.ws.as_ref().is_some_and(|w| w.queue.unsent() > 0)
+    }
+
+    /// Bytes waiting to be sent.
+    pub fn unsent(&self) -> usize {
+        self.out.len() - self.out_pos + self.ws.as_ref().map_or(0, |w| w.queue.unsent())
     }
 
     pub fn has_input(&self) -> bool {

@@ -10,6 +10,7 @@ use super::access_log::AccessLog;
 use super::completion::{Done, Queue};
 use super::conn::{Conn, Parked};
 use super::websocket::{self as ws, Address, Mail, Mailbox, SocketState, Ws};
+use std::collections::VecDeque;
 use super::{Call, Flow, Handler, Stop};
 use crate::arena::Arena;
 use crate::config::Config;
@@ -46,6 +47,13 @@ const ACCEPT_PAUSE_MS: u64 = 100;
 /// quiet spell): what a burst of requests or a crowd of WebSockets left behind stops counting in
 /// RSS (issue 7). Never under steady load, where every wake has events.
 const IDLE_TRIM_MS: u64 = 1_000;
+/// Sockets flushed per loop turn while broadcast output waits: between batches the loop looks
+/// at its other connections (a post must not wait for a whole fan-out), and the sockets later
+/// in the list collect more frames for their one writev.
+const FLUSH_BATCH: usize = 32;
+/// A socket holding this many unsent frames means fan-out is falling behind: the loop then
+/// flushes every waiting socket before it takes new work, which bounds every queue.
+const BACKLOG_FRAMES: usize = 64;
 
 const REFUSED_FULL: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -121,6 +129,8 @@ impl<H: Handler> Setup<H> {
             spare: Vec::new(),
             done: Vec::new(),
             mail: Vec::new(),
+            dirty: VecDeque::new(),
+            backlogged: false,
             ws_out: Vec::new(),
             ws_msg: Vec::new(),
             sockets: 0,
@@ -169,6 +179,10 @@ struct Loop<H: Handler> {
     done: Vec<Done<H>>,
     /// Socket frames swapped out of the mailbox, reused likewise.
     mail: Vec<Mail>,
+    /// Tokens of writable sockets with queued frames, in the order they got them.
+    dirty: VecDeque<u64>,
+    /// Some socket's queue passed `BACKLOG_FRAMES`: flush them all before taking new work.
+    backlogged: bool,
     /// Frames a socket handler sent, and the message handed to it (reused buffers).
     ws_out: Vec<u8>,
     ws_msg: Vec<u8>,
@@ -216,7 +230,13 @@ impl<H: Handler> Loop<H> {
             if self.draining {
                 wake = wake.min(self.drain_deadline);
             }
-            let timeout = if wake == u64::MAX { -1 } else { wake.saturating_sub(now_ms()).min(i32::MAX as u64) as i32 };
+            let timeout = if !self.dirty.is_empty() {
+                0
+            } else if wake == u64::MAX {
+                -1
+            } else {
+                wake.saturating_sub(now_ms()).min(i32::MAX as u64) as i32
+            };
             let n = self.epoll.wait(&mut events, timeout)?;
             self.now = now_ms();
             if n > 0 {
@@ -240,6 +260,9 @@ impl<H: Handler> Loop<H> {
             }
             if self.now >= self.next_ping {
                 self.heartbeat();
+            }
+            if !self.dirty.is_empty() {
+                self.flush_dirty();
             }
             if self.now >= self.log.deadline() {
                 self.log.flush();
@@ -383,7 +406,7 @@ impl<H: Handler> Loop<H> {
                 continue;
             }
             if c.ws.is_some() {
-                if c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+                if c.unsent() >= OUT_HIGH_WATER {
                     // A client that sends commands but does not read the replies waits (and
                     // is dropped by the stall timeout if it never reads).
                     break;
@@ -629,7 +652,7 @@ impl<H: Handler> Loop<H> {
         }
         let Some(c) = slot.conn.as_mut() else { return };
         if !ws_out.is_empty() {
-            queue_out(c, ws_out, b"", now);
+            push_frame(c, Arc::from(&ws_out[..]), now);
         }
         if close {
             ws_close(c, frames::CLOSE_NORMAL, now);
@@ -656,7 +679,7 @@ impl<H: Handler> Loop<H> {
             Step::Pong(range) => {
                 let mut pong = Vec::with_capacity(range.len() + 2);
                 frames::write_frame(frames::OP_PONG, &c.buf[range], &mut pong);
-                queue_out(c, &pong, b"", now);
+                push_frame(c, pong.into(), now);
                 false
             }
             Step::Close(code, why) => {
@@ -692,49 +715,71 @@ impl<H: Handler> Loop<H> {
         }
         let mut frame = Vec::with_capacity(self.ws_msg.len() + 2);
         frames::write_frame(frames::OP_TEXT, &self.ws_msg, &mut frame);
-        let ping = [Mail { token: 0, frame: frame.into(), then_close: false }];
+        let ping: Arc<[u8]> = frame.into();
         for i in 0..self.slots.len() {
             let now = self.now;
             let Some(c) = self.conn_mut(i) else { continue };
             if c.ws.as_ref().is_none_or(|f| f.closing) || c.close_after {
                 continue;
             }
-            self.deliver(i, &ping, now);
+            self.deliver(i, ping.clone(), false, now);
         }
     }
 
-    /// Queues the frames of `mails` (all for socket `idx`, in order) with as few writes as
-    /// possible, dropping the socket if it is a slow consumer. A mail with `then_close` ends
-    /// the socket after its frame; nothing after it is sent.
-    fn deliver(&mut self, idx: usize, mails: &[Mail], now: u64) {
+    /// Queues `frame` for socket `idx` after what it already has (`then_close`: the frame is
+    /// the socket's last; a close follows it), dropping the socket if it is a slow consumer.
+    /// Nothing is written here: the socket joins the flush list (`flush_dirty`), or waits for
+    /// its writable edge when the kernel's buffer is full.
+    fn deliver(&mut self, idx: usize, frame: Arc<[u8]>, then_close: bool, now: u64) {
         let out_max = self.ws.out_max;
-        let Some(c) = self.conn_mut(idx) else { return };
-        let Some(f) = c.ws.as_deref() else { return };
-        if f.closing || c.close_after {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let tok = token(idx, slot.gen);
+        let Some(c) = slot.conn.as_mut() else { return };
+        if c.ws.as_deref().is_none_or(|f| f.closing) || c.close_after {
             return;
         }
-        let last = mails.iter().position(|m| m.then_close).map_or(mails.len(), |i| i + 1);
-        let mails = &mails[..last];
-        let bytes: usize = mails.iter().map(|m| m.frame.len()).sum();
-        if c.out.len() - c.out_pos + bytes > out_max {
+        if c.unsent() + frame.len() > out_max {
             self.log.refused(0, "websocket consumer too slow, dropped");
             self.close(idx);
             return;
         }
-        let Some(c) = self.conn_mut(idx) else { return };
-        let mut parts: [&[u8]; 8] = [b""; 8];
-        for chunk in mails.chunks(parts.len()) {
-            for (p, m) in parts.iter_mut().zip(chunk) {
-                *p = &m.frame;
-            }
-            queue_out_parts(c, &parts[..chunk.len()], now);
-        }
-        if mails.last().is_some_and(|m| m.then_close) {
+        push_frame(c, frame, now);
+        if then_close {
             // The frame itself is the goodbye (Action Cable's disconnect); end with a close.
             ws_close(c, frames::CLOSE_NORMAL, now);
         }
-        if c.dead || c.close_after || c.pending_out() {
+        let writable = c.writable;
+        let Some(f) = c.ws.as_deref_mut() else { return };
+        if f.queue.len() > BACKLOG_FRAMES {
+            self.backlogged = true;
+        }
+        if !writable {
+            // Its EPOLLOUT edge flushes it; meanwhile the stall clock runs.
+            self.update_deadline(idx);
+        } else if !f.dirty {
+            f.dirty = true;
+            self.dirty.push_back(tok);
+        }
+    }
+
+    /// Writes the queues of the sockets on the flush list, oldest first: `FLUSH_BATCH` of them
+    /// per loop turn, or all when fan-out is backlogged. Each socket's queue goes out with one
+    /// writev, however many frames it holds.
+    fn flush_dirty(&mut self) {
+        let budget = if self.backlogged { usize::MAX } else { FLUSH_BATCH };
+        let mut flushed = 0;
+        while flushed < budget {
+            let Some(tok) = self.dirty.pop_front() else { break };
+            let idx = (tok & 0xffff_ffff) as usize;
+            let gen = (tok >> 32) as u32;
+            let Some(slot) = self.slots.get_mut(idx).filter(|s| s.gen == gen) else { continue };
+            let Some(f) = slot.conn.as_mut().and_then(|c| c.ws.as_deref_mut()) else { continue };
+            f.dirty = false;
             self.advance(idx);
+            flushed += 1;
+        }
+        if self.dirty.is_empty() {
+            self.backlogged = false;
         }
     }
 
@@ -773,22 +818,16 @@ impl<H: Handler> Loop<H> {
         self.queue.bell.drain();
         self.mailbox.take(&mut self.mail);
         let mut mail = std::mem::take(&mut self.mail);
-        // Broadcasts that piled up while the loop was busy go out together: one writev per
-        // socket for all its frames (a stable sort keeps each socket's frames in order).
-        mail.sort_by_key(|m| m.token);
-        let mut rest = &mail[..];
-        while let Some(first) = rest.first() {
-            let n = rest.iter().take_while(|m| m.token == first.token).count();
-            let (group, tail) = rest.split_at(n);
-            rest = tail;
-            let idx = (first.token & 0xffff_ffff) as usize;
-            let gen = (first.token >> 32) as u32;
+        // Frames only join their sockets' queues here; `flush_dirty` writes them, so whatever
+        // piled up for a socket while the loop was busy leaves in one writev.
+        for m in mail.drain(..) {
+            let idx = (m.token & 0xffff_ffff) as usize;
+            let gen = (m.token >> 32) as u32;
             if self.slots.get(idx).is_some_and(|s| s.gen == gen) {
                 let now = self.now;
-                self.deliver(idx, group, now);
+                self.deliver(idx, m.frame, m.then_close, now);
             }
         }
-        mail.clear();
         self.mail = mail;
         let mut done = std::mem::take(&mut self.done);
         if let Ok(mut items) = self.queue.items.lock() {
@@ -1112,39 +1151,18 @@ fn ws_close(c: &mut Conn, code: u16, now: u64) {
     frame[0] = 0x80 | frames::OP_CLOSE;
     frame[1] = 2;
     frame[2..].copy_from_slice(&code.to_be_bytes());
-    queue_out(c, &frame, b"", now);
+    push_frame(c, Arc::from(&frame[..]), now);
     c.close_after = true;
 }
 
-/// `queue_out` for up to 8 slices (what one `net::writev` takes).
-fn queue_out_parts(c: &mut Conn, parts: &[&[u8]], now: u64) {
-    if c.pending_out() || !c.writable {
-        if !c.pending_out() {
-            c.out_since = now;
-        }
-        parts.iter().for_each(|p| c.out.extend_from_slice(p));
-        return;
-    }
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    let mut n = match net::writev(&c.fd, parts) {
-        Ok(n) => n,
-        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
-        Err(_) => {
-            c.dead = true;
-            return;
-        }
-    };
-    if n < total {
-        c.writable = false;
+/// Queues `frame` on socket `c` after everything before it (a connection that is not a socket
+/// has no queue; nothing is sent). Starts the stall clock when output was idle.
+fn push_frame(c: &mut Conn, frame: Arc<[u8]>, now: u64) {
+    if !c.pending_out() {
         c.out_since = now;
-        for p in parts {
-            if n >= p.len() {
-                n -= p.len();
-                continue;
-            }
-            c.out.extend_from_slice(&p[n..]);
-            n = 0;
-        }
+    }
+    if let Some(f) = c.ws.as_deref_mut() {
+        f.queue.push(frame);
     }
 }
 
@@ -1177,14 +1195,15 @@ fn discard_input(c: &mut Conn) {
     }
 }
 
-/// Sends queued output until it is gone or the socket is full.
+/// Sends queued output until it is gone or the socket is full: the response bytes first, then
+/// a socket's queued frames.
 fn flush(c: &mut Conn, now: u64) {
-    while c.pending_out() {
+    while c.out_pos < c.out.len() {
         match net::writev(&c.fd, &[&c.out[c.out_pos..]]) {
             Ok(n) => {
                 c.out_pos += n;
                 c.out_since = now;
-                if c.pending_out() {
+                if c.out_pos < c.out.len() {
                     c.writable = false;
                     return;
                 }
@@ -1204,5 +1223,15 @@ fn flush(c: &mut Conn, now: u64) {
     c.out_pos = 0;
     if c.out.capacity() > OUT_KEEP {
         c.out = Vec::new();
+    }
+    let Some(f) = c.ws.as_deref_mut() else { return };
+    let mut progress = false;
+    match f.queue.write(&c.fd, &mut progress) {
+        ws::Wrote::All => {}
+        ws::Wrote::Blocked => c.writable = false,
+        ws::Wrote::Failed => c.dead = true,
+    }
+    if progress {
+        c.out_since = now;
     }
 }

@@ -1,16 +1,21 @@
 //! WebSocket connections on the loops: the handle a handler gets for one socket (`Ws`), the
-//! per-connection framing state, and the `Mailbox` through which other threads hand finished
-//! frames to a loop.
+//! per-connection framing state and outbound queue, and the `Mailbox` through which other
+//! threads hand finished frames to a loop.
 //!
 //! A socket is an ordinary connection of the loop's slab that answered `101`; it stays on the
-//! same loop, costs its `Conn`, a small `Framing`, and the handler's `Socket` state, and holds no
-//! read buffer while idle. Broadcast frames arrive as shared `Arc<[u8]>` bytes: a loop writes
-//! the same bytes to every subscriber and copies them only when a socket's buffer is full.
+//! same loop, costs its `Conn`, a small `SocketState`, and the handler's `Socket` state, and
+//! holds no read buffer while idle. Everything a socket sends after its 101 goes through its
+//! `FrameQueue`: shared `Arc<[u8]>` frames, never copied per socket. A broadcast frame is built
+//! once and the same bytes sit in every subscriber's queue; the loop writes each socket's whole
+//! queue with one `writev` (one iovec per frame), so under load many messages share a syscall.
 //! A socket whose unsent output passes `OUT_MAX`, or makes no progress for `WRITE_STALL_MS`,
 //! is dropped: a slow consumer must not make the server buffer without bound.
 
 use super::Handler;
 use crate::sys::eventfd::EventFd;
+use crate::sys::{net, Fd};
+use std::collections::VecDeque;
+use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
 
 /// Unsent bytes a socket may accumulate before it is dropped as a slow consumer.
@@ -22,9 +27,98 @@ pub const WRITE_STALL_MS: u64 = 15_000;
 /// Interval of the handler's heartbeat frame (Action Cable pings every 3 s).
 pub const PING_MS: u64 = 3_000;
 
-/// What the loop keeps per socket beyond the `Conn`: a fragmented message being reassembled.
+/// A queue this long (in frames) when emptied is given back, so idle sockets stay small.
+const QUEUE_KEEP: usize = 16;
+
+/// Frames waiting to go out on one socket, in order. The bytes are shared with every other
+/// socket the same frame went to.
+#[derive(Default)]
+pub(super) struct FrameQueue {
+    frames: VecDeque<Arc<[u8]>>,
+    /// Bytes of the first frame already written.
+    sent: usize,
+    /// Unsent bytes in the queue.
+    unsent: usize,
+}
+
+/// What became of a `FrameQueue::write`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Wrote {
+    /// The queue is empty.
+    All,
+    /// The socket is full: wait for it to become writable.
+    Blocked,
+    /// The socket failed; close it.
+    Failed,
+}
+
+impl FrameQueue {
+    pub fn push(&mut self, frame: Arc<[u8]>) {
+        self.unsent += frame.len();
+        self.frames.push_back(frame);
+    }
+
+    pub fn unsent(&self) -> usize {
+        self.unsent
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Writes as much of the queue as `fd` takes, up to `net::WRITEV_MAX` frames per syscall.
+    /// `progress` is set when any byte went out.
+    pub fn write(&mut self, fd: &Fd, progress: &mut bool) -> Wrote {
+        while self.unsent > 0 {
+            let mut parts: [&[u8]; net::WRITEV_MAX] = [&[]; net::WRITEV_MAX];
+            let mut offered = 0;
+            for (i, (p, f)) in parts.iter_mut().zip(self.frames.iter()).enumerate() {
+                *p = if i == 0 { f.get(self.sent..).unwrap_or_default() } else { f };
+                offered += p.len();
+            }
+            let n = match net::writev(fd, &parts) {
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Wrote::Blocked,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => return Wrote::Failed,
+            };
+            if n > 0 {
+                *progress = true;
+            }
+            self.consume(n);
+            if n < offered {
+                return Wrote::Blocked;
+            }
+        }
+        if self.frames.capacity() > QUEUE_KEEP {
+            self.frames = VecDeque::new();
+        }
+        Wrote::All
+    }
+
+    /// Forgets the first `n` unsent bytes (they were written).
+    fn consume(&mut self, mut n: usize) {
+        self.unsent -= n.min(self.unsent);
+        while let Some(f) = self.frames.front() {
+            let left = f.len() - self.sent.min(f.len());
+            if n < left {
+                self.sent += n;
+                return;
+            }
+            n -= left;
+            self.sent = 0;
+            self.frames.pop_front();
+        }
+    }
+}
+
+/// What the loop keeps per socket beyond the `Conn`: its outbound queue and a fragmented
+/// message being reassembled.
 #[derive(Default)]
 pub(super) struct SocketState {
+    pub queue: FrameQueue,
+    /// The socket is on the loop's list of sockets to flush.
+    pub dirty: bool,
     /// Fragments so far of a message whose first frame had no FIN.
     pub partial: Vec<u8>,
     pub in_message: bool,
@@ -117,5 +211,87 @@ impl<H: Handler> Ws<'_, H> {
     /// This socket's address, for other threads and loops to send it frames.
     pub fn address(&self) -> &Address {
         &self.address
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::IntoRawFd;
+
+    fn pair() -> (Fd, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        a.set_nonblocking(true).unwrap();
+        (Fd::from_raw(a.into_raw_fd()), b)
+    }
+
+    #[test]
+    fn consume_walks_across_frames() {
+        let mut q = FrameQueue::default();
+        for f in [&b"abc"[..], b"de", b"fghij"] {
+            q.push(Arc::from(f));
+        }
+        assert_eq!((q.len(), q.unsent()), (3, 10));
+        q.consume(2);
+        assert_eq!((q.len(), q.sent, q.unsent()), (3, 2, 8));
+        q.consume(4);
+        assert_eq!((q.len(), q.sent, q.unsent()), (1, 1, 4));
+        q.consume(4);
+        assert_eq!((q.len(), q.sent, q.unsent()), (0, 0, 0));
+    }
+
+    #[test]
+    fn shared_frames_reach_the_socket_whole_and_in_order_through_a_full_buffer() {
+        let (fd, mut peer) = pair();
+        // Frames of distinct bytes, shared with a second queue as a broadcast would be.
+        let frames: Vec<Arc<[u8]>> = (0..100u8).map(|i| Arc::from(vec![i; 40_000 + i as usize * 7])).collect();
+        let mut q = FrameQueue::default();
+        let mut other = FrameQueue::default();
+        for f in &frames {
+            q.push(f.clone());
+            other.push(f.clone());
+        }
+        assert!(Arc::ptr_eq(&q.frames[0], &other.frames[0]), "no per-socket copy");
+        let want: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut blocked = 0;
+        loop {
+            let mut progress = false;
+            match q.write(&fd, &mut progress) {
+                Wrote::All => break,
+                Wrote::Blocked => blocked += 1,
+                Wrote::Failed => panic!("write failed"),
+            }
+            let n = peer.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(blocked > 0, "4 MB must fill a loopback socket at least once");
+        assert_eq!(q.unsent(), 0);
+        drop(fd);
+        peer.read_to_end(&mut got).unwrap();
+        assert!(got == want, "bytes differ (got {}, want {})", got.len(), want.len());
+    }
+
+    #[test]
+    fn a_closed_peer_fails_the_write() {
+        let (fd, peer) = pair();
+        drop(peer);
+        let mut q = FrameQueue::default();
+        let mut outcome = Wrote::All;
+        // The first write may still be accepted before the reset arrives.
+        for _ in 0..50 {
+            q.push(Arc::from(vec![1u8; 100_000]));
+            outcome = q.write(&fd, &mut false);
+            if outcome == Wrote::Failed {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(outcome, Wrote::Failed);
     }
 }

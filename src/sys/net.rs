@@ -148,6 +148,10 @@ fn peer_ip(ss: &libc::sockaddr_storage) -> IpAddr {
     }
 }
 
+/// Most slices one `writev` call takes: enough for a socket's whole backlog of broadcast frames
+/// under load (each frame is one slice), small enough for the stack.
+pub const WRITEV_MAX: usize = 64;
+
 /// Reads what is available into `buf`. `Ok(0)` means the peer closed its side.
 pub fn read(fd: &Fd, buf: &mut [u8]) -> std::io::Result<usize> {
     // SAFETY: `buf` is valid and writable for `buf.len()` bytes.
@@ -155,11 +159,11 @@ pub fn read(fd: &Fd, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// Writes the slices in order with one writev; returns how many bytes the kernel took (possibly
-/// fewer than offered). At most 8 slices.
+/// fewer than offered). At most `WRITEV_MAX` slices; the rest are ignored.
 pub fn writev(fd: &Fd, parts: &[&[u8]]) -> std::io::Result<usize> {
-    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 8];
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; WRITEV_MAX];
     let mut n = 0;
-    for p in parts.iter().filter(|p| !p.is_empty()).take(8) {
+    for p in parts.iter().filter(|p| !p.is_empty()).take(WRITEV_MAX) {
         iov[n] = libc::iovec { iov_base: p.as_ptr() as *mut libc::c_void, iov_len: p.len() };
         n += 1;
     }
