@@ -59,6 +59,14 @@ pub struct Stamp {
     theirs: u64,
 }
 
+impl Stamp {
+    /// A stamp made directly, for tests of code that keys on stamps.
+    #[cfg(test)]
+    pub(crate) const fn for_tests(ours: u64, theirs: u64) -> Stamp {
+        Stamp { ours, theirs }
+    }
+}
+
 struct Entry {
     stamp: Stamp,
     status: u16,

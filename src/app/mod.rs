@@ -30,6 +30,7 @@ pub mod rate_limit;
 pub mod request;
 pub mod respond;
 pub mod room_streams;
+pub mod session_memo;
 pub mod storage;
 pub mod router;
 pub mod test_routes;
@@ -152,6 +153,8 @@ pub struct Ctx {
     pub scratch: crate::crypto::Scratch,
     /// This loop's whole-response cache.
     pub cache: Cache,
+    /// This loop's verified session cookies.
+    pub session_memo: session_memo::SessionMemo,
     gzip: crate::gzip::Gzip,
     /// Reused buffer the gzip body is written into (it then holds the previous body).
     gzip_scratch: Vec<u8>,
@@ -172,6 +175,7 @@ impl Ctx {
             params: Params::default(),
             scratch: crate::crypto::Scratch::default(),
             cache: Cache::new(Cache::budget_from_env(shared.config.loops)),
+            session_memo: session_memo::SessionMemo::new(),
             gzip: crate::gzip::Gzip::new(crate::gzip::LEVEL),
             gzip_scratch: Vec::new(),
         })
@@ -287,7 +291,7 @@ fn pipeline(
         }
     };
     let params: &Params = params;
-    let mut rq = Req::new(req, method, route, params, ip, call);
+    let mut rq = Req::new(req, method, route, params, ip, stamp, call);
     let result = match gates::run(cx, &mut rq, res) {
         Ok(gates::Gate::Pass) => {
             if let (Some(stamp), Some(user_id)) = (stamp, cacheable(&rq)) {
