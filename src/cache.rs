@@ -22,6 +22,7 @@
 //!   divided among the loops; 0 turns the cache off. When full, the least recently used
 //!   entries go.
 
+use crate::db::wal_index::{CommitWatch, Header};
 use crate::db::{self, Conn, DataVersion};
 use crate::http::{Request, Response};
 use std::collections::HashMap;
@@ -82,6 +83,10 @@ struct Entry {
 pub struct Cache {
     map: HashMap<Box<[u8]>, Entry>,
     data_version: Option<DataVersion>,
+    /// The wal-index header, to know without SQLite that nothing was committed.
+    watch: Option<CommitWatch>,
+    /// The last stamp asked of SQLite and the header seen just before asking.
+    last: Option<(Stamp, Header)>,
     budget: usize,
     used: usize,
     clock: u64,
@@ -105,6 +110,8 @@ impl Cache {
         Cache {
             map: HashMap::new(),
             data_version: None,
+            watch: None,
+            last: None,
             budget,
             used: 0,
             clock: 0,
@@ -137,17 +144,39 @@ impl Cache {
 
     /// The data version now, as seen by `conn` (the loop's read connection; inside a read
     /// transaction, the version of its snapshot). `None` when off or when SQLite cannot tell, and then nothing is cached.
+    ///
+    /// When neither our writer's epoch nor the wal-index header (db/wal_index.rs) moved since
+    /// the previous stamp, nothing was committed by anyone, and that stamp is returned without
+    /// asking SQLite: no statement, so no read lock (the request's transaction then starts at
+    /// its first real query, if any — a cache hit with a remembered session has none). A
+    /// commit landing after this check is seen by that query, but never under this stamp:
+    /// the next stamp taken (`admit`'s, the next request's) sees the header move and asks
+    /// SQLite, whose data version has moved too.
     pub fn stamp(&mut self, conn: &Conn) -> Option<Stamp> {
         if !self.enabled() {
             return None;
         }
         let ours = db::epoch();
+        // Read before the data version: a commit in between makes the next comparison fail
+        // (the header seen is older than the version), never the reverse.
+        let header = self.watch.as_ref().and_then(CommitWatch::header);
+        if let (Some(h), Some((last, last_h))) = (header, &self.last) {
+            if last.ours == ours && h == *last_h {
+                return Some(*last);
+            }
+        }
         let dv = match &mut self.data_version {
             Some(dv) => dv,
             None => self.data_version.insert(DataVersion::new(conn).ok()?),
         };
         let theirs = dv.check(conn).ok()?;
-        Some(Stamp { ours, theirs })
+        if self.watch.is_none() {
+            // The -shm file exists once the connection has read in WAL mode, as it just did.
+            self.watch = CommitWatch::open(conn);
+        }
+        let stamp = Stamp { ours, theirs };
+        self.last = header.map(|h| (stamp, h));
+        Some(stamp)
     }
 
     /// Builds the key of `req` for `user_id` and, when an entry made under `stamp` exists,

@@ -320,6 +320,20 @@ impl Conn {
         }
     }
 
+    /// The path of the main database file, as SQLite resolved it (absolute); `None` for an
+    /// in-memory or temporary database.
+    pub fn filename(&self) -> Option<std::path::PathBuf> {
+        // SAFETY: the handle is open; "main" is NUL-terminated; SQLite returns NULL or a
+        // NUL-terminated string that lives as long as the connection, copied out at once.
+        let p = unsafe { ffi::sqlite3_db_filename(self.db, c"main".as_ptr()) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, NUL-terminated (see above).
+        let name = unsafe { CStr::from_ptr(p) }.to_str().ok()?;
+        (!name.is_empty()).then(|| std::path::PathBuf::from(name))
+    }
+
     /// `PRAGMA data_version`: changes whenever another connection (our writer or another
     /// process) commits to the database this connection reads.
     pub fn data_version(&self) -> Result<i64> {

@@ -1,5 +1,5 @@
 //! The only home of libc calls: epoll, sockets, eventfd, signals, clocks, getrandom,
-//! process limits. Everything above this folder is safe Rust; every `unsafe` block here carries a
+//! process limits, a read-only shared file mapping. Everything above this folder is safe Rust; every `unsafe` block here carries a
 //! `// SAFETY:` line saying why the call is sound.
 //!
 //! Errors come back as `std::io::Error` built from `errno`, so callers can match on `WouldBlock`
@@ -12,6 +12,7 @@ pub mod fd;
 pub mod net;
 pub mod process;
 pub mod random;
+pub mod shared_map;
 pub mod signal;
 
 pub use fd::Fd;
