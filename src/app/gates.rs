@@ -77,7 +77,8 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
 fn restore_session(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> Result<(), AppError> {
     let Some(raw) = rq.cookie(b"session_token") else { return Ok(()) };
     let Ctx { keys, scratch, session_memo, db, .. } = cx;
-    let now_ms = crate::crypto::time::now_ms();
+    let now = db::time::now_us();
+    let now_ms = now.div_euclid(1000);
     let verify = |v: &[u8]| crate::crypto::cookies::read_session_token_until(keys, v, now_ms, scratch);
     let Some(mut verified) = session_memo.verified(raw, now_ms, verify) else { return Ok(()) };
     let found = match rq.stamp.and_then(|stamp| verified.session(stamp)) {
@@ -99,7 +100,6 @@ fn restore_session(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> Result<(), AppError> {
         }
     };
     let Some(found) = found else { return Ok(()) };
-    let now = db::time::now_us();
     if found.last_active_at < now - db::sessions::ACTIVITY_REFRESH_US {
         let id = found.session_id;
         let ua = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
