@@ -255,6 +255,7 @@ fn parse_inner<'a>(
             i += 1;
         }
         let vstart = i;
+        i = super::scan::skip_plain_text(buf, i);
         while i < n && VALUE[buf[i] as usize] {
             i += 1;
         }
