@@ -209,17 +209,15 @@ impl Handler for Ctx {
         self.cache.begin_request();
         // One read transaction for all of the request's queries: SQLite takes and drops its
         // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
-        // request sees one consistent snapshot. Failing to begin only costs that saving.
-        // Cached statements: `exec` would parse the SQL (and allocate) on every request.
-        let snapshot = self.db.prepare_cached("BEGIN").and_then(|mut s| s.run()).is_ok();
-        // The data version, as the transaction's first read: it names the very snapshot that
-        // authentication and rendering read (cache.rs), at no extra lock round trip.
+        // request sees one consistent snapshot. It opens with the first statement, so a
+        // request that needs none (a cache hit with a remembered session) costs SQLite nothing.
+        self.db.begin_lazily();
+        // The data version, as the transaction's first read when it needs SQLite at all: it
+        // names the very snapshot that authentication and rendering read (cache.rs).
         let stamp = if matches!(req.method, Method::Get | Method::Head) { self.cache.stamp(&self.db) } else { None };
         let flow = pipeline(self, req, res, call, &mut params, stamp, gzip);
-        if snapshot && !self.db.is_autocommit() {
-            if let Err(e) = self.db.prepare_cached("COMMIT").and_then(|mut s| s.run()) {
-                eprintln!("app: ending the read transaction failed: {e}");
-            }
+        if let Err(e) = self.db.end_lazy() {
+            eprintln!("app: ending the read transaction failed: {e}");
         }
         self.params = params;
         if matches!(flow, Flow::Done) && !self.cache.served() {

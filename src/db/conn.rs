@@ -71,6 +71,8 @@ pub struct Conn {
     pub(crate) db: *mut ffi::sqlite3,
     pub(crate) cache: RefCell<Cache>,
     mode: Mode,
+    /// Set by `begin_lazily`: the next statement prepared opens a read transaction first.
+    lazy_begin: std::cell::Cell<bool>,
 }
 
 // SAFETY: the handle is opened in multi-thread mode (SQLITE_OPEN_NOMUTEX, library built
@@ -112,6 +114,7 @@ impl Conn {
                 busy: Vec::new(),
             }),
             mode,
+            lazy_begin: std::cell::Cell::new(false),
         };
         // SAFETY: db is an open handle owned by conn.
         unsafe { ffi::sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) };
@@ -149,6 +152,7 @@ impl Conn {
     /// call. If the cached statement is already borrowed, a fresh one is prepared for this
     /// use and finalized when dropped.
     pub fn prepare_cached(&self, sql: &'static str) -> Result<Stmt<'_>> {
+        self.open_pending();
         let key = (sql.as_ptr() as usize, sql.len());
         let mut cache = self.cache.borrow_mut();
         if let Some(&slot) = cache.map.get(&key) {
@@ -174,6 +178,7 @@ impl Conn {
     /// Prepares `sql` without caching (for SQL that is not a `&'static str`; it must not
     /// contain values that came from outside: bind them). Finalized when dropped.
     pub fn prepare(&self, sql: &str) -> Result<Stmt<'_>> {
+        self.open_pending();
         let raw = self.prepare_raw(sql, 0)?;
         Ok(Stmt::new(self, raw, None))
     }
@@ -198,6 +203,7 @@ impl Conn {
 
     /// Runs one or more `;`-separated statements that return no rows we need (DDL, pragmas).
     pub fn exec(&self, sql: &str) -> Result<()> {
+        self.open_pending();
         let csql = CString::new(sql).map_err(|_| Error::new(ffi::SQLITE_MISUSE, "SQL contains NUL"))?;
         let mut errmsg: *mut std::os::raw::c_char = ptr::null_mut();
         // SAFETY: csql is NUL-terminated; no callback; errmsg is a valid out-pointer.
@@ -299,6 +305,7 @@ impl Conn {
     /// (the main cost of a small query). Use it around a request's reads. Inside an open
     /// transaction it simply runs `f`. Keep it short: a snapshot holds back checkpoints.
     pub fn snapshot<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
+        self.open_pending();
         if !self.is_autocommit() {
             return f(self);
         }
@@ -317,6 +324,34 @@ impl Conn {
                 let _ = self.rollback();
                 Err(e)
             }
+        }
+    }
+
+    /// A read transaction (`BEGIN` … `end_lazy`) for everything this connection runs until
+    /// `end_lazy`, opened only when the first statement is prepared: one snapshot and one WAL
+    /// read lock for all of a request's queries, as `snapshot` gives, and nothing at all
+    /// (not even the BEGIN) for a request that runs none, such as a response-cache hit.
+    /// For loop connections (reads); not to be mixed with `transaction`/`savepoint`.
+    pub fn begin_lazily(&self) {
+        self.lazy_begin.set(self.is_autocommit());
+    }
+
+    /// Ends what `begin_lazily` started: commits the read transaction if a statement opened
+    /// one, and forgets the pending BEGIN otherwise.
+    pub fn end_lazy(&self) -> Result<()> {
+        self.lazy_begin.set(false);
+        if self.is_autocommit() {
+            return Ok(());
+        }
+        self.prepare_cached("COMMIT")?.run()
+    }
+
+    /// Runs the BEGIN `begin_lazily` deferred, if it is still pending. Failing to begin only
+    /// loses the shared snapshot: each statement then runs in its own transaction, as SQLite
+    /// does by default, so the error is not passed on.
+    fn open_pending(&self) {
+        if self.lazy_begin.replace(false) {
+            let _ = self.prepare_cached("BEGIN").and_then(|mut s| s.run());
         }
     }
 
