@@ -2,7 +2,7 @@
 # Per-request audit (issue 7, docs/bench.md "Per-request audit"): what one cached hit of the
 # benchmark's room page (David, signed in, gzip, one keep-alive connection, the request bytes
 # campfire-bench sends) costs the server, measured exactly rather than timed:
-#   - system calls per request: `strace -c -f` attached to the running server for N requests;
+#   - system calls per request: `strace -c` attached to the loop thread for N requests;
 #   - instructions per request: the server under `valgrind --tool=callgrind`, counters zeroed
 #     after warming up and dumped after N requests (`callgrind_control -z` / `-d`).
 # Usage: bench/audit.sh [server binary, default ./campfire-room]. Env: AUDIT_PORT (a free one),
@@ -89,7 +89,10 @@ wait_up
 jar=$(python3 "$client" "$port" signin "$labels")
 python3 "$client" "$port" run 50 "$jar" "$path"
 sleep 1  # the first views' writes (marking the room read) and their checkpoint settle
-strace -c -f -q -o "$work/strace.txt" -p "$pid" &
+# The loop thread only: the writer and checkpointer may still be finishing the warm-up's
+# writes, which is not what a hit costs.
+loop_tid=$(grep -l '^loop-0$' /proc/"$pid"/task/*/comm | head -1 | cut -d/ -f5)
+strace -c -q -o "$work/strace.txt" -p "$loop_tid" &
 tracer=$!
 sleep 1
 python3 "$client" "$port" run "$n" "$jar" "$path"
@@ -97,7 +100,7 @@ sleep 0.5
 kill -INT "$tracer"
 wait "$tracer" 2>/dev/null || true
 stop
-echo "== system calls for $n cached GET $path (strace -c -f), per request:"
+echo "== system calls of the loop thread for $n cached GET $path (strace -c), per request:"
 awk -v n="$n" '$1 ~ /^[0-9.]+$/ && NF >= 5 { name = $NF; calls = $4; printf "  %-16s %8.3f\n", name, calls / n }' "$work/strace.txt"
 
 # 2. Instructions.
