@@ -39,7 +39,7 @@ impl SharedMap {
     /// Consistency is the caller's business (SQLite's wal-index keeps two copies of its
     /// header for exactly this kind of lock-free reader).
     pub fn word(&self, offset: usize) -> Option<u32> {
-        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: in bounds (checked above) of a live, page-aligned mapping, so the u32 is
