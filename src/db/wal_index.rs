@@ -52,7 +52,8 @@ impl CommitWatch {
         for (i, w) in second.iter_mut().enumerate() {
             *w = self.map.word(SECOND + i * 4)?;
         }
-        let initialised = first[3] & 0xff != 0;
+        // Word 3 holds isInit (its first byte), bigEndCksum and szPage.
+        let initialised = first[3].to_ne_bytes()[0] != 0;
         (first == second && initialised).then_some(first)
     }
 }
