@@ -6,7 +6,8 @@
 #   - instructions per request: the server under `valgrind --tool=callgrind`, counters zeroed
 #     after warming up and dumped after N requests (`callgrind_control -z` / `-d`).
 # Usage: bench/audit.sh [server binary, default ./campfire-room]. Env: AUDIT_PORT (a free one),
-# AUDIT_REQUESTS (1000), AUDIT_PATH (the room page), AUDIT_SKIP_CALLGRIND=1.
+# AUDIT_REQUESTS (1000), AUDIT_PATH (the room page), AUDIT_SKIP_CALLGRIND=1, AUDIT_HEADERS
+# (extra request header lines, one per line, e.g. a browser's).
 # Needs strace, valgrind and python3. Loopback only; leaves its files in bench/results/audit/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ wait_up() {
 # client.py signin -> prints the cookie jar; client.py run N JAR PATH -> N keep-alive GETs.
 client=$work/client.py
 cat > "$client" <<'EOF'
-import json, socket, sys, re
+import json, os, socket, sys, re
 port = int(sys.argv[1])
 def conn():
     return socket.create_connection(("127.0.0.1", port))
@@ -75,7 +76,8 @@ if sys.argv[2] == "signin":
     print(m.group(1))
 else:
     count, jar, path = int(sys.argv[3]), sys.argv[4], sys.argv[5]
-    req = ("GET %s HTTP/1.1\r\nhost: %s\r\ncookie: %s\r\naccept-encoding: gzip\r\n\r\n" % (path, host, jar)).encode()
+    extra = "".join(l.strip() + "\r\n" for l in os.environ.get("AUDIT_HEADERS", "").split("\n") if l.strip())
+    req = ("GET %s HTTP/1.1\r\nhost: %s\r\ncookie: %s\r\naccept-encoding: gzip\r\n%s\r\n" % (path, host, jar, extra)).encode()
     s = conn()
     for _ in range(count):
         head, body = exchange(s, req)

@@ -18,7 +18,7 @@
 use super::request::Current;
 use super::session_memo::Found;
 use super::router::Auth;
-use super::{browser, controllers, AppError, Ctx, Req};
+use super::{controllers, AppError, Ctx, Req};
 use crate::db::{self, Job};
 use crate::http::{Method, Response};
 use std::rc::Rc;
@@ -38,7 +38,7 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
     if rq.route.access.auth == Auth::Capability {
         return Ok(Gate::Pass);
     }
-    if browser::blocked(rq.header(b"user-agent")) {
+    if cx.browsers.blocked(rq.header(b"user-agent")) {
         controllers::sessions::incompatible_browser(cx, rq, res)?;
         return Ok(Gate::Answered);
     }

@@ -155,6 +155,8 @@ pub struct Ctx {
     pub cache: Cache,
     /// This loop's verified session cookies.
     pub session_memo: session_memo::SessionMemo,
+    /// This loop's browser-gate verdicts by User-Agent.
+    pub browsers: browser::Verdicts,
     gzip: crate::gzip::Gzip,
     /// Reused buffer the gzip body is written into (it then holds the previous body).
     gzip_scratch: Vec<u8>,
@@ -176,6 +178,7 @@ impl Ctx {
             scratch: crate::crypto::Scratch::default(),
             cache: Cache::new(Cache::budget_from_env(shared.config.loops)),
             session_memo: session_memo::SessionMemo::new(),
+            browsers: browser::Verdicts::new(),
             gzip: crate::gzip::Gzip::new(crate::gzip::LEVEL),
             gzip_scratch: Vec::new(),
         })
