@@ -38,7 +38,12 @@ fn raw_get(s: &Seeded, user: i64, path: &str, extra: &[(&str, &str)]) -> Raw {
     if let Some(room) = path.strip_prefix("/rooms/").and_then(|r| r.split(['/', '?']).next()) {
         cookie.push(format!("last_room={room}"));
     }
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nCookie: {}\r\n", s.srv.port, cookie.join("; "));
+    raw_get_cookie(s, &cookie.join("; "), path, extra)
+}
+
+/// `raw_get` with the whole Cookie header given.
+fn raw_get_cookie(s: &Seeded, cookie: &str, path: &str, extra: &[(&str, &str)]) -> Raw {
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nCookie: {cookie}\r\n", s.srv.port);
     for (k, v) in extra {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -185,6 +190,58 @@ fn revocation_takes_effect_on_the_next_request() {
     warm(&s, JASON, "/users/me/sidebar");
     s.srv.sql(&format!("DELETE FROM sessions WHERE user_id = {JASON}"));
     assert_eq!(raw_get(&s, JASON, "/users/me/sidebar", &[GZ]).status, 302);
+}
+
+/// The loop remembers each verified session cookie and the session it names (issue 7); none
+/// of that may outlive the cookie's expiry, its exact bytes, or the session, user and
+/// memberships behind it.
+#[test]
+fn the_session_memo_never_outlives_what_it_remembers() {
+    let s = one_loop();
+    let sidebar = "/users/me/sidebar";
+    let cookie = |user: i64| format!("session_token={}", jar_of(&s, user).get("session_token").unwrap());
+
+    // A cookie one byte away from a remembered one is verified on its own, and refused.
+    warm(&s, JASON, sidebar);
+    let good = cookie(JASON);
+    let mut forged = good.clone().into_bytes();
+    let last = forged.len() - 1;
+    forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };
+    let forged = String::from_utf8(forged).unwrap();
+    assert_eq!(raw_get_cookie(&s, &forged, sidebar, &[GZ]).status, 302, "a forged signature");
+    assert_eq!(raw_get_cookie(&s, &good, sidebar, &[GZ]).status, 200, "the real one still works");
+
+    // The user behind a remembered session is read again after another process's commit.
+    s.srv.sql(&format!("UPDATE users SET name = 'Jason Memo' WHERE id = {JASON}"));
+    let page = String::from_utf8(gunzip(&raw_get(&s, JASON, &format!("/rooms/{HQ}"), &[GZ]).body)).unwrap();
+    assert!(page.contains("Jason Memo"), "the renamed user, not the remembered one");
+
+    // A cookie is remembered only until its signed expiry.
+    let keys = campfire::crypto::Keys::derive(b"dummy");
+    let expires = campfire::crypto::time::now_ms() + 1500;
+    let mut signed = Vec::new();
+    campfire::crypto::cookies::session_token_value(&keys, b"KevinSessionToken0000001", expires, &mut signed);
+    let mut escaped = Vec::new();
+    campfire::crypto::cookies::form_escape(&signed, &mut escaped);
+    let short = format!("session_token={}", String::from_utf8(escaped).unwrap());
+    assert_eq!(raw_get_cookie(&s, &short, sidebar, &[GZ]).status, 200);
+    assert_eq!(raw_get_cookie(&s, &short, sidebar, &[GZ]).status, 200, "remembered");
+    while campfire::crypto::time::now_ms() <= expires {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(raw_get_cookie(&s, &short, sidebar, &[GZ]).status, 302, "expired, memo or not");
+
+    // A ban and a deactivation through the app end the remembered sessions at once (a ban
+    // refuses private addresses, so Kevin's session gets a public one first).
+    s.srv.sql(&format!("UPDATE sessions SET ip_address = '203.0.113.9' WHERE user_id = {KEVIN}"));
+    warm(&s, KEVIN, sidebar);
+    let banned = s.post(DAVID, &format!("/users/{KEVIN}/ban"), &[]);
+    assert!(banned.status < 400, "ban answered {}", banned.status);
+    assert_eq!(raw_get(&s, KEVIN, sidebar, &[GZ]).status, 302, "banned");
+    warm(&s, JZ, sidebar);
+    let gone = s.post(DAVID, &format!("/account/users/{JZ}"), &[("_method", "delete")]);
+    assert!(gone.status < 400, "deactivation answered {}", gone.status);
+    assert_eq!(raw_get(&s, JZ, sidebar, &[GZ]).status, 302, "deactivated");
 }
 
 #[test]

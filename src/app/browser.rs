@@ -8,6 +8,59 @@
 //! looks for the product tokens in the order that disambiguates them (Edge and Opera carry
 //! `Chrome/`, Chrome carries `Safari/`).
 
+/// User agents whose verdict a loop remembers (a power of two).
+const REMEMBERED: usize = 16;
+/// Longer user agents are classified on every request.
+const MAX_REMEMBERED_UA: usize = 256;
+
+/// A loop's memo of `blocked` verdicts, keyed by the exact User-Agent bytes: a browser sends
+/// the same one on every request, and classifying a real one (a dozen substring searches over
+/// ~120 bytes) costs tens of thousands of instructions, more than the rest of a cached hit.
+/// Fixed size, allocated once; a new user agent replaces the one in its slot.
+pub struct Verdicts {
+    slots: Box<[(usize, [u8; MAX_REMEMBERED_UA], bool)]>,
+}
+
+impl Verdicts {
+    pub fn new() -> Verdicts {
+        Verdicts { slots: vec![(0, [0; MAX_REMEMBERED_UA], false); REMEMBERED].into_boxed_slice() }
+    }
+
+    /// `blocked(user_agent)`, from the memo when this exact user agent was seen before.
+    pub fn blocked(&mut self, user_agent: Option<&[u8]>) -> bool {
+        let ua = match user_agent {
+            Some(ua) if !ua.is_empty() && ua.len() <= MAX_REMEMBERED_UA => ua,
+            other => return blocked(other),
+        };
+        let Some(slot) = self.slots.get_mut(slot_of(ua)) else { return blocked(user_agent) };
+        if slot.0 == ua.len() && slot.1.get(..ua.len()) == Some(ua) {
+            return slot.2;
+        }
+        let verdict = blocked(user_agent);
+        if let Some(dst) = slot.1.get_mut(..ua.len()) {
+            dst.copy_from_slice(ua);
+            slot.0 = ua.len();
+            slot.2 = verdict;
+        }
+        verdict
+    }
+}
+
+impl Default for Verdicts {
+    fn default() -> Self {
+        Verdicts::new()
+    }
+}
+
+/// The memo slot of a user agent: its length and a few bytes where versions differ.
+fn slot_of(ua: &[u8]) -> usize {
+    let mut h = ua.len();
+    for i in [ua.len() / 2, ua.len() * 3 / 4, ua.len().saturating_sub(9), ua.len().saturating_sub(1)] {
+        h = h.wrapping_mul(31).wrapping_add(ua.get(i).copied().unwrap_or(0) as usize);
+    }
+    h & (REMEMBERED - 1)
+}
+
 /// True when the request must be answered with the unsupported-browser page.
 pub fn blocked(user_agent: Option<&[u8]>) -> bool {
     let Some(ua) = user_agent else { return false };
@@ -142,5 +195,27 @@ mod tests {
     fn link_preview() {
         assert!(is_link_preview(Some(b"Mozilla/5.0 (Macintosh) facebookexternalhit/1.1 Facebot Twitterbot/1.0")));
         assert!(!is_link_preview(Some(b"Twitterbot/1.0")));
+    }
+
+    #[test]
+    fn remembered_verdicts_match_fresh_ones() {
+        let agents: [&[u8]; 6] = [
+            b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+            b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Safari/537.36",
+            b"Mozilla/5.0 (Windows NT 10.0; Trident/7.0; rv:11.0) like Gecko",
+            b"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15",
+            b"curl/8.5.0",
+            b"",
+        ];
+        let mut memo = Verdicts::new();
+        for _ in 0..3 {
+            for ua in agents {
+                assert_eq!(memo.blocked(Some(ua)), blocked(Some(ua)), "{}", String::from_utf8_lossy(ua));
+            }
+            assert!(!memo.blocked(None));
+        }
+        assert!(memo.blocked(Some(agents[1])), "old Chrome stays blocked when remembered");
+        let long = [b'a'; MAX_REMEMBERED_UA + 1];
+        assert_eq!(memo.blocked(Some(&long)), blocked(Some(&long)));
     }
 }

@@ -15,12 +15,13 @@
 //!
 //! Plus the headers every response carries (spec/02 §1.1).
 
-use super::cookies;
 use super::request::Current;
+use super::session_memo::Found;
 use super::router::Auth;
-use super::{browser, controllers, AppError, Ctx, Req};
+use super::{controllers, AppError, Ctx, Req};
 use crate::db::{self, Job};
 use crate::http::{Method, Response};
+use std::rc::Rc;
 
 /// The chain's verdict.
 pub enum Gate {
@@ -37,7 +38,7 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
     if rq.route.access.auth == Auth::Capability {
         return Ok(Gate::Pass);
     }
-    if browser::blocked(rq.header(b"user-agent")) {
+    if cx.browsers.blocked(rq.header(b"user-agent")) {
         controllers::sessions::incompatible_browser(cx, rq, res)?;
         return Ok(Gate::Answered);
     }
@@ -68,14 +69,37 @@ pub fn run(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Gat
     Ok(Gate::Pass)
 }
 
-/// Finds the login session named by the `session_token` cookie. A session whose last
-/// activity is over an hour old is "resumed" (user agent, address, time) by a writer job
-/// nobody waits for.
+/// Finds the login session named by the `session_token` cookie. The cookie's signature is
+/// checked once per cookie and the session row read once per data version
+/// (`session_memo`: every revocation is a commit, which moves the stamp, so it is seen by
+/// the next request all the same). A session whose last activity is over an hour old is
+/// "resumed" (user agent, address, time) by a writer job nobody waits for.
 fn restore_session(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> Result<(), AppError> {
     let Some(raw) = rq.cookie(b"session_token") else { return Ok(()) };
-    let Some(token) = cookies::read_session_token(cx, raw) else { return Ok(()) };
-    let Some(found) = db::auth::session_user(&cx.db, &token)? else { return Ok(()) };
+    let Ctx { keys, scratch, session_memo, db, .. } = cx;
     let now = db::time::now_us();
+    let now_ms = now.div_euclid(1000);
+    let verify = |v: &[u8]| crate::crypto::cookies::read_session_token_until(keys, v, now_ms, scratch);
+    let Some(mut verified) = session_memo.verified(raw, now_ms, verify) else { return Ok(()) };
+    let found = match rq.stamp.and_then(|stamp| verified.session(stamp)) {
+        Some(remembered) => remembered,
+        None => {
+            // Tokens are base58; anything else names no session.
+            let found = match std::str::from_utf8(verified.token()) {
+                Ok(token) => db::auth::session_user(db, token)?.map(|f| Found {
+                    session_id: f.session_id,
+                    last_active_at: f.last_active_at,
+                    user: Rc::new(f.user),
+                }),
+                Err(_) => None,
+            };
+            if let Some(stamp) = rq.stamp {
+                verified.remember(stamp, found.clone());
+            }
+            found
+        }
+    };
+    let Some(found) = found else { return Ok(()) };
     if found.last_active_at < now - db::sessions::ACTIVITY_REFRESH_US {
         let id = found.session_id;
         let ua = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
@@ -100,7 +124,7 @@ fn authenticate_bot(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> Result<(), AppError> 
     let key = if path_key.is_empty() { rq.params.get("bot_key") } else { Some(path_key) };
     let Some(key) = key.and_then(|k| std::str::from_utf8(k).ok()) else { return Ok(()) };
     if let Some(bot) = db::users::authenticate_bot(&cx.db, key)? {
-        rq.current = Some(Current { session_id: None, user: bot });
+        rq.current = Some(Current { session_id: None, user: Rc::new(bot) });
         rq.by_bot_key = true;
     }
     Ok(())

@@ -32,6 +32,7 @@ pub mod rate_limit;
 pub mod request;
 pub mod respond;
 pub mod room_streams;
+pub mod session_memo;
 pub mod storage;
 pub mod router;
 pub mod test_routes;
@@ -166,6 +167,10 @@ pub struct Ctx {
     pub scratch: crate::crypto::Scratch,
     /// This loop's whole-response cache.
     pub cache: Cache,
+    /// This loop's verified session cookies.
+    pub session_memo: session_memo::SessionMemo,
+    /// This loop's browser-gate verdicts by User-Agent.
+    pub browsers: browser::Verdicts,
     gzip: crate::gzip::Gzip,
     /// Reused buffer the gzip body is written into (it then holds the previous body).
     gzip_scratch: Vec<u8>,
@@ -186,6 +191,8 @@ impl Ctx {
             params: Params::default(),
             scratch: crate::crypto::Scratch::default(),
             cache: Cache::new(Cache::budget_from_env(shared.config.loops)),
+            session_memo: session_memo::SessionMemo::new(),
+            browsers: browser::Verdicts::new(),
             gzip: crate::gzip::Gzip::new(crate::gzip::LEVEL),
             gzip_scratch: Vec::new(),
         })
@@ -220,17 +227,15 @@ impl Handler for Ctx {
         crate::gzip::begin_response();
         // One read transaction for all of the request's queries: SQLite takes and drops its
         // WAL read lock (fcntl calls) once per transaction, not once per statement, and the
-        // request sees one consistent snapshot. Failing to begin only costs that saving.
-        // Cached statements: `exec` would parse the SQL (and allocate) on every request.
-        let snapshot = self.db.prepare_cached("BEGIN").and_then(|mut s| s.run()).is_ok();
-        // The data version, as the transaction's first read: it names the very snapshot that
-        // authentication and rendering read (cache.rs), at no extra lock round trip.
+        // request sees one consistent snapshot. It opens with the first statement, so a
+        // request that needs none (a cache hit with a remembered session) costs SQLite nothing.
+        self.db.begin_lazily();
+        // The data version, as the transaction's first read when it needs SQLite at all: it
+        // names the very snapshot that authentication and rendering read (cache.rs).
         let stamp = if matches!(req.method, Method::Get | Method::Head) { self.cache.stamp(&self.db) } else { None };
         let flow = pipeline(self, req, res, call, &mut params, stamp, gzip);
-        if snapshot && !self.db.is_autocommit() {
-            if let Err(e) = self.db.prepare_cached("COMMIT").and_then(|mut s| s.run()) {
-                eprintln!("app: ending the read transaction failed: {e}");
-            }
+        if let Err(e) = self.db.end_lazy() {
+            eprintln!("app: ending the read transaction failed: {e}");
         }
         self.params = params;
         if matches!(flow, Flow::Done) && !self.cache.served() {
@@ -302,7 +307,7 @@ fn pipeline(
         }
     };
     let params: &Params = params;
-    let mut rq = Req::new(req, method, route, params, ip, call);
+    let mut rq = Req::new(req, method, route, params, ip, stamp, call);
     let result = match gates::run(cx, &mut rq, res) {
         Ok(gates::Gate::Pass) => {
             if let (Some(stamp), Some(user_id)) = (stamp, cacheable(&rq)) {

@@ -19,7 +19,8 @@ use std::net::IpAddr;
 pub struct Current {
     /// `sessions.id`; `None` when a bot key authenticated the request.
     pub session_id: Option<i64>,
-    pub user: crate::db::users::User,
+    /// Shared with the loop's session memo, so a remembered session costs no copy.
+    pub user: std::rc::Rc<crate::db::users::User>,
 }
 
 /// One request as the controllers see it.
@@ -30,6 +31,9 @@ pub struct Req<'r, 'c> {
     pub route: router::Route<'r>,
     pub params: &'r Params,
     pub ip: IpAddr,
+    /// The data version this request reads (`None` when the cache is off or for writes):
+    /// what the session memo's remembered lookups are checked against.
+    pub stamp: Option<crate::cache::Stamp>,
     pub current: Option<Current>,
     /// True when a `bot_key` authenticated the request (bot API).
     pub by_bot_key: bool,
@@ -52,6 +56,7 @@ impl<'r, 'c> Req<'r, 'c> {
         route: router::Route<'r>,
         params: &'r Params,
         ip: IpAddr,
+        stamp: Option<crate::cache::Stamp>,
         call: &'r mut Call<'c, Ctx>,
     ) -> Req<'r, 'c> {
         Req {
@@ -60,6 +65,7 @@ impl<'r, 'c> Req<'r, 'c> {
             route,
             params,
             ip,
+            stamp,
             current: None,
             by_bot_key: false,
             session: None,
@@ -73,7 +79,7 @@ impl<'r, 'c> Req<'r, 'c> {
 
     /// The signed-in user (always present in actions behind the authentication gate).
     pub fn user(&self) -> Option<&crate::db::users::User> {
-        self.current.as_ref().map(|c| &c.user)
+        self.current.as_ref().map(|c| &*c.user)
     }
 
     /// Whether the signed-in user is an administrator.

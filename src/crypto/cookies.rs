@@ -37,6 +37,14 @@ impl Token {
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
+
+    /// A token made directly (tests of code that keeps tokens); `None` past `MAX_TOKEN`.
+    #[cfg(test)]
+    pub(crate) fn from_bytes(b: &[u8]) -> Option<Token> {
+        let mut t = Token { buf: [0; MAX_TOKEN], len: b.len() };
+        t.buf.get_mut(..b.len())?.copy_from_slice(b);
+        Some(t)
+    }
 }
 
 impl std::fmt::Debug for Token {
@@ -154,10 +162,23 @@ pub fn read_session_token(
     now_ms: i64,
     s: &mut Scratch,
 ) -> Option<Token> {
+    read_session_token_until(keys, cookie_value, now_ms, s).map(|(t, _)| t)
+}
+
+/// `read_session_token`, plus the moment the cookie stops being valid (its signed expiry in
+/// Unix ms, `None` for never): what a caller needs to remember a verified cookie and skip
+/// the HMAC next time (`app::session_memo`). Allocation-free with a warm `Scratch`.
+pub fn read_session_token_until(
+    keys: &Keys,
+    cookie_value: &[u8],
+    now_ms: i64,
+    s: &mut Scratch,
+) -> Option<(Token, Option<i64>)> {
     s.a.clear();
     s.b.clear();
     form_unescape(cookie_value, &mut s.a).ok()?;
     keys.signed_cookie.verify(&s.a, &mut s.b).ok()?;
+    let expires_ms = verifier::expiry(&s.b).ok()?;
     s.a.clear();
     let json_text: &[u8] =
         match verifier::open(&s.b, SESSION_TOKEN_PURPOSE, now_ms, Bare::Accept, &mut s.a).ok()? {
@@ -172,7 +193,7 @@ pub fn read_session_token(
         len: 0,
     };
     t.len = json::unescape_to_slice(raw, &mut t.buf).ok()?;
-    Some(t)
+    Some((t, expires_ms))
 }
 
 /// The Rails session hash, as far as Campfire uses it (spec/03 §4.5). Members it does not
@@ -445,6 +466,10 @@ mod tests {
             Some("aaaaaaaaaaaaaaaaaaa00001")
         );
         assert_eq!(token(REPO_COOKIE.as_bytes(), repo_exp), None, "expired");
+        let (t, until) = read_session_token_until(keys(), REPO_COOKIE.as_bytes(), NOW, &mut Scratch::default()).unwrap();
+        assert_eq!(t.as_bytes(), b"aaaaaaaaaaaaaaaaaaa00001");
+        assert_eq!(until, Some(repo_exp), "the envelope's expiry, for a memo of the verified cookie");
+        assert!(read_session_token_until(keys(), REPO_COOKIE.as_bytes(), repo_exp, &mut Scratch::default()).is_none());
     }
 
     #[test]
@@ -479,6 +504,8 @@ mod tests {
         v.clear();
         keys().signed_cookie.sign(b"\"tok\"", &mut v);
         assert_eq!(token(&v, NOW).as_deref(), Some("tok"));
+        let bare = read_session_token_until(keys(), &v, NOW, &mut Scratch::default()).unwrap();
+        assert_eq!(bare.1, None, "no envelope: it never expires");
         // A JSON number is not a token.
         v.clear();
         keys().signed_cookie.sign(b"12", &mut v);

@@ -225,9 +225,7 @@ pub fn open<'p>(
         }
         Some(f) => {
             if let Some(exp) = f.exp {
-                let mut text = [0u8; 40];
-                let t = unescape_small(exp, &mut text).ok_or(Invalid)?;
-                if now_ms >= time::parse_iso8601(t).ok_or(Invalid)? {
+                if now_ms >= exp_ms(exp)? {
                     return Err(Invalid);
                 }
             }
@@ -250,6 +248,23 @@ pub fn open<'p>(
             }
         }
     }
+}
+
+/// When a payload that `open` accepted stops being valid: its envelope's `exp` in Unix ms,
+/// `None` when it never expires (no envelope, or no `exp`). Lets a caller remember an opened
+/// value without opening it again, and still refuse it from that moment on.
+pub fn expiry(payload: &[u8]) -> Result<Option<i64>, Invalid> {
+    match envelope_fields(payload)? {
+        Some(Fields { exp: Some(exp), .. }) => exp_ms(exp).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// An envelope's raw `exp` string (ISO 8601) as Unix ms.
+fn exp_ms(exp: &[u8]) -> Result<i64, Invalid> {
+    let mut text = [0u8; 40];
+    let t = unescape_small(exp, &mut text).ok_or(Invalid)?;
+    time::parse_iso8601(t).ok_or(Invalid)
 }
 
 /// Unescapes a short JSON string into `buf` without allocating; `None` if it does not fit.

@@ -73,6 +73,8 @@ pub struct Conn {
     pub(crate) db: *mut ffi::sqlite3,
     pub(crate) cache: RefCell<Cache>,
     mode: Mode,
+    /// Set by `begin_lazily`: the next statement prepared opens a read transaction first.
+    lazy_begin: std::cell::Cell<bool>,
 }
 
 // SAFETY: the handle is opened in multi-thread mode (SQLITE_OPEN_NOMUTEX, library built
@@ -114,6 +116,7 @@ impl Conn {
                 busy: Vec::new(),
             }),
             mode,
+            lazy_begin: std::cell::Cell::new(false),
         };
         // SAFETY: db is an open handle owned by conn.
         unsafe { ffi::sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) };
@@ -151,6 +154,7 @@ impl Conn {
     /// call. If the cached statement is already borrowed, a fresh one is prepared for this
     /// use and finalized when dropped.
     pub fn prepare_cached(&self, sql: &'static str) -> Result<Stmt<'_>> {
+        self.open_pending();
         let key = (sql.as_ptr() as usize, sql.len());
         let mut cache = self.cache.borrow_mut();
         if let Some(&slot) = cache.map.get(&key) {
@@ -176,6 +180,7 @@ impl Conn {
     /// Prepares `sql` without caching (for SQL that is not a `&'static str`; it must not
     /// contain values that came from outside: bind them). Finalized when dropped.
     pub fn prepare(&self, sql: &str) -> Result<Stmt<'_>> {
+        self.open_pending();
         let raw = self.prepare_raw(sql, 0)?;
         Ok(Stmt::new(self, raw, None))
     }
@@ -200,6 +205,7 @@ impl Conn {
 
     /// Runs one or more `;`-separated statements that return no rows we need (DDL, pragmas).
     pub fn exec(&self, sql: &str) -> Result<()> {
+        self.open_pending();
         let csql = CString::new(sql).map_err(|_| Error::new(ffi::SQLITE_MISUSE, "SQL contains NUL"))?;
         let mut errmsg: *mut std::os::raw::c_char = ptr::null_mut();
         // SAFETY: csql is NUL-terminated; no callback; errmsg is a valid out-pointer.
@@ -301,6 +307,7 @@ impl Conn {
     /// (the main cost of a small query). Use it around a request's reads. Inside an open
     /// transaction it simply runs `f`. Keep it short: a snapshot holds back checkpoints.
     pub fn snapshot<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
+        self.open_pending();
         if !self.is_autocommit() {
             return f(self);
         }
@@ -320,6 +327,48 @@ impl Conn {
                 Err(e)
             }
         }
+    }
+
+    /// A read transaction (`BEGIN` … `end_lazy`) for everything this connection runs until
+    /// `end_lazy`, opened only when the first statement is prepared: one snapshot and one WAL
+    /// read lock for all of a request's queries, as `snapshot` gives, and nothing at all
+    /// (not even the BEGIN) for a request that runs none, such as a response-cache hit.
+    /// For loop connections (reads); not to be mixed with `transaction`/`savepoint`.
+    pub fn begin_lazily(&self) {
+        self.lazy_begin.set(self.is_autocommit());
+    }
+
+    /// Ends what `begin_lazily` started: commits the read transaction if a statement opened
+    /// one, and forgets the pending BEGIN otherwise.
+    pub fn end_lazy(&self) -> Result<()> {
+        self.lazy_begin.set(false);
+        if self.is_autocommit() {
+            return Ok(());
+        }
+        self.prepare_cached("COMMIT")?.run()
+    }
+
+    /// Runs the BEGIN `begin_lazily` deferred, if it is still pending. Failing to begin only
+    /// loses the shared snapshot: each statement then runs in its own transaction, as SQLite
+    /// does by default, so the error is not passed on.
+    fn open_pending(&self) {
+        if self.lazy_begin.replace(false) {
+            let _ = self.prepare_cached("BEGIN").and_then(|mut s| s.run());
+        }
+    }
+
+    /// The path of the main database file, as SQLite resolved it (absolute); `None` for an
+    /// in-memory or temporary database.
+    pub fn filename(&self) -> Option<std::path::PathBuf> {
+        // SAFETY: the handle is open; "main" is NUL-terminated; SQLite returns NULL or a
+        // NUL-terminated string that lives as long as the connection, copied out at once.
+        let p = unsafe { ffi::sqlite3_db_filename(self.db, c"main".as_ptr()) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, NUL-terminated (see above).
+        let name = unsafe { CStr::from_ptr(p) }.to_str().ok()?;
+        (!name.is_empty()).then(|| std::path::PathBuf::from(name))
     }
 
     /// `PRAGMA data_version`: changes whenever another connection (our writer or another

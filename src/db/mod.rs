@@ -20,6 +20,7 @@ pub mod stmt;
 pub mod time;
 pub mod schema;
 pub mod writer;
+pub mod wal_index;
 
 pub mod accounts;
 pub mod auth;

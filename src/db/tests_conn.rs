@@ -201,3 +201,40 @@ fn pragmas_are_applied() {
     assert!(s.row().unwrap());
     assert_eq!(s.int(0), 1);
 }
+
+#[test]
+fn a_lazy_read_transaction_opens_with_the_first_statement() {
+    let db = TempDb::new();
+    let w = db.open(Mode::ReadWrite);
+    w.exec(CREATE).unwrap();
+    let r = db.open(Mode::ReadOnly);
+    let count = |c: &super::Conn| {
+        let mut s = c.prepare_cached("SELECT count(*) FROM t").unwrap();
+        assert!(s.row().unwrap());
+        s.int(0)
+    };
+    // No statement: no transaction was ever opened.
+    r.begin_lazily();
+    assert!(r.is_autocommit());
+    r.end_lazy().unwrap();
+    assert!(r.is_autocommit());
+    // The first statement opens it; a commit made afterwards is not seen until it ends.
+    r.begin_lazily();
+    assert_eq!(count(&r), 0);
+    assert!(!r.is_autocommit());
+    w.exec("INSERT INTO t (i) VALUES (1)").unwrap();
+    assert_eq!(count(&r), 0, "one snapshot for the whole request");
+    r.end_lazy().unwrap();
+    assert!(r.is_autocommit());
+    assert_eq!(count(&r), 1);
+    // A pending BEGIN that never ran is forgotten: the next statement is autocommit.
+    r.begin_lazily();
+    r.end_lazy().unwrap();
+    assert_eq!(count(&r), 1);
+    assert!(r.is_autocommit());
+    // snapshot() inside a lazy transaction joins it.
+    r.begin_lazily();
+    assert_eq!(r.snapshot(|c| Ok(count(c))).unwrap(), 1);
+    assert!(!r.is_autocommit());
+    r.end_lazy().unwrap();
+}

@@ -117,6 +117,13 @@ const VALUE: [bool; 256] = {
     t
 };
 
+/// How many bytes at the start of `bytes` satisfy `ok` (an iterator, so the loop carries no
+/// bounds checks: these loops run over every byte of every head).
+#[inline]
+fn run(bytes: &[u8], ok: impl Fn(u8) -> bool) -> usize {
+    bytes.iter().position(|&b| !ok(b)).unwrap_or(bytes.len())
+}
+
 /// Parses the head at the start of `buf` into `slots` (which bounds the header count together
 /// with `limits.max_headers`).
 ///
@@ -175,11 +182,9 @@ fn parse_inner<'a>(
 
     // Request-target: visible ASCII only.
     let tstart = i;
-    while i < n && buf[i] > 0x20 && buf[i] < 0x7f {
-        i += 1;
-        if i - tstart > limits.max_url {
-            return Err(ParseError::UriTooLong);
-        }
+    i += run(&buf[i..], |b| b > 0x20 && b < 0x7f);
+    if i - tstart > limits.max_url {
+        return Err(ParseError::UriTooLong);
     }
     if i == n {
         return Ok(None);
@@ -240,9 +245,7 @@ fn parse_inner<'a>(
             Some(_) => {}
         }
         let nstart = i;
-        while i < n && TCHAR[buf[i] as usize] {
-            i += 1;
-        }
+        i += run(&buf[i..], |b| TCHAR[b as usize]);
         if i == n {
             return Ok(None);
         }
@@ -255,9 +258,8 @@ fn parse_inner<'a>(
             i += 1;
         }
         let vstart = i;
-        while i < n && VALUE[buf[i] as usize] {
-            i += 1;
-        }
+        i = super::scan::skip_plain_text(buf, i);
+        i += run(&buf[i..], |b| VALUE[b as usize]);
         if i == n {
             return Ok(None);
         }

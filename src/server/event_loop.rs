@@ -26,6 +26,9 @@ use crate::sys::{net, Fd};
 use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
 
+/// Header fields a request usually has at most (browsers send 10–20); see `next_request`.
+const FEW_HEADERS: usize = 32;
+
 const LISTENER: u64 = u64::MAX;
 const BELL: u64 = u64::MAX - 1;
 /// Size of the read buffer lent to a connection; grown only for large requests.
@@ -554,9 +557,19 @@ impl<H: Handler> Loop<H> {
         if !c.has_input() {
             return Next::NeedMore;
         }
-        let mut headers = [Header::EMPTY; HEADER_SLOTS];
+        // Clearing the full header array costs more than parsing a typical head: parse into
+        // a small one first, and only a head with more fields than that uses the full one.
+        let mut few = [Header::EMPTY; FEW_HEADERS];
+        let mut many;
         let data = &c.buf[c.start..c.end];
-        let (ran, consumed) = match parse_head(data, limits, &mut headers) {
+        let parsed = match parse_head(data, limits, &mut few) {
+            Err(ParseError::HeadersTooLarge) if limits.max_headers > FEW_HEADERS => {
+                many = [Header::EMPTY; HEADER_SLOTS];
+                parse_head(data, limits, &mut many)
+            }
+            other => other,
+        };
+        let (ran, consumed) = match parsed {
             Ok(None) => return Next::NeedMore,
             Err(e) => return self.refuse(idx, e),
             Ok(Some(head)) => match head.framing {

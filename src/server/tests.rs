@@ -113,3 +113,46 @@ fn park_and_resume_from_another_thread() {
     )
     .unwrap();
 }
+
+/// Answers with the number of header fields it was given.
+struct Counting;
+
+impl Handler for Counting {
+    type Socket = ();
+    fn handle(&mut self, req: &Request, res: &mut Response, _cx: &mut Call<Self>) -> Flow {
+        res.body().extend_from_slice(format!("headers={}", req.headers.len()).as_bytes());
+        Flow::Done
+    }
+}
+
+#[test]
+fn heads_beyond_the_small_header_array_are_parsed_in_full() {
+    let cfg = config();
+    let max = cfg.limits.max_headers;
+    let mut answers = Vec::new();
+    serve(&cfg, |_| Counting, |port, stop| {
+        for n in [3, 32, 33, max, max + 1] {
+            // Host, n - 2 others, Connection: n fields.
+            let mut req = String::from("GET / HTTP/1.1\r\nHost: t\r\n");
+            for i in 2..n {
+                req.push_str(&format!("X-Field-{i}: {i}\r\n"));
+            }
+            req.push_str("Connection: close\r\n\r\n");
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(req.as_bytes()).unwrap();
+            let mut got = Vec::new();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = s.read_to_end(&mut got);
+            answers.push((n, String::from_utf8_lossy(&got).into_owned()));
+        }
+        stop.trigger();
+    })
+    .unwrap();
+    for (n, got) in answers {
+        if n <= max {
+            assert!(got.starts_with("HTTP/1.1 200 ") && got.ends_with(&format!("headers={n}")), "{n} fields: {got}");
+        } else {
+            assert!(got.starts_with("HTTP/1.1 431 "), "{n} fields: {got}");
+        }
+    }
+}

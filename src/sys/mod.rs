@@ -1,6 +1,6 @@
 //! The only home of libc calls: epoll, sockets, eventfd, signals, clocks, getrandom,
-//! process limits, malloc tuning. Everything above this folder is safe Rust; every `unsafe` block here carries a
-//! `// SAFETY:` line saying why the call is sound.
+//! process limits, malloc tuning, a read-only shared file mapping. Everything above this folder
+//! is safe Rust; every `unsafe` block here carries a `// SAFETY:` line saying why the call is sound.
 //!
 //! Errors come back as `std::io::Error` built from `errno`, so callers can match on `WouldBlock`
 //! and `Interrupted` like they would with std.
@@ -14,6 +14,7 @@ pub mod memory;
 pub mod net;
 pub mod process;
 pub mod random;
+pub mod shared_map;
 pub mod signal;
 
 pub use fd::Fd;
