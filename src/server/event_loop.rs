@@ -426,6 +426,14 @@ impl<H: Handler> Loop<H> {
     fn release_buffer(&mut self, idx: usize) {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
+        if c.buf.len() > READ_CHUNK && !c.has_input() {
+            // A buffer grown for an upload is freed once the request is done, not kept for
+            // the life of the connection.
+            c.buf = Vec::new();
+            c.start = 0;
+            c.end = 0;
+            return;
+        }
         if c.buf.len() != READ_CHUNK {
             return;
         }
@@ -450,7 +458,7 @@ impl<H: Handler> Loop<H> {
 
     /// Reads once into the connection's buffer. True when bytes arrived.
     fn read_more(&mut self, idx: usize) -> bool {
-        let max_buffer = self.limits.max_header_bytes + self.limits.max_chunked_raw() + READ_CHUNK;
+        let max_buffer = self.limits.max_header_bytes + self.limits.max_any_body() + READ_CHUNK;
         let now = self.now;
         let Some(slot) = self.slots.get_mut(idx) else { return false };
         let Some(c) = slot.conn.as_mut() else { return false };
