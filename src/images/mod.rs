@@ -19,9 +19,11 @@ use std::io::Cursor;
 /// Rails' `Message::Attachment::THUMBNAIL_MAX_WIDTH` / `_HEIGHT`.
 pub const THUMB_MAX_WIDTH: u32 = 1200;
 pub const THUMB_MAX_HEIGHT: u32 = 800;
-/// Most bytes a decoder may allocate for one image (decoded planes and output): 12 MiB would
-/// not fit beside the rest of a 15 MB container, so about 8 MiB — a 2-megapixel RGB buffer.
-pub const MAX_DECODE_BYTES: usize = 8 * 1024 * 1024;
+/// Most bytes a decoder may allocate for one image (decoded planes and output). A JPEG
+/// decode at 4:2:0 takes about 4.5 bytes per output pixel, so this admits 2.8 megapixels:
+/// a 1600×1000 image at full scale, a 12-megapixel photo at 1/4. It is the worker's peak
+/// beside the upload itself, and must leave room in a 15 MB container.
+pub const MAX_DECODE_BYTES: usize = 12 * 1024 * 1024;
 /// JPEG quality of thumbnails (libvips' default is 75; a little more for photos of text).
 pub const JPEG_QUALITY: u8 = 80;
 
@@ -86,7 +88,7 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
     let (sw, sh) = loop {
         let (sw, sh) = d.scale(rw.min(65535) as u16, rh.min(65535) as u16).ok()?;
         let bytes = (sw as usize) * (sh as usize) * channels;
-        if bytes * 2 <= MAX_DECODE_BYTES {
+        if bytes / 2 * 3 <= MAX_DECODE_BYTES {
             break (sw as u32, sh as u32);
         }
         if rw <= 1 && rh <= 1 {
