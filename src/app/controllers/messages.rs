@@ -7,12 +7,13 @@
 //! Push on create (the Notifications issue).
 
 use crate::app::layout::{self, Page};
+use crate::app::attachments::{self, StoredAttachment, Upload};
 use crate::app::message_view::{self, Renderer};
-use crate::app::room_streams;
+use crate::app::{room_streams, storage};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::messages::{Message, NewMessage};
 use crate::db::rooms::Room;
-use crate::db::{self, memberships, messages, rooms};
+use crate::db::{self, memberships, messages, rooms, Job};
 use crate::http::Response;
 use crate::richtext::{self, Mention};
 use crate::views::{self, Out};
@@ -98,16 +99,18 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if !rq.params.has_group("message") {
         return Err(AppError::BadRequest("param is missing or the value is empty: message"));
     }
-    if rq.params.file("message[attachment]", rq.http.body).is_some() {
-        return Err(AppError::Unprocessable("file uploads are not supported yet"));
-    }
-    let body = rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b)));
+    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f));
+    let body = match upload {
+        // Rails takes the attachment alone when one is sent.
+        Some(_) => None,
+        None => rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b))),
+    };
     let cmid = match rq.params.get_str("message[client_message_id]").filter(|s| !s.is_empty()) {
         Some(s) => s.to_owned(),
         None => String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned(),
     };
     let stream_answer = rq.wants_turbo_stream() || !accepts_only_html(rq);
-    post(cx, rq, &room, user.id, body, cmid, move |_, res, m, stream| {
+    post(cx, rq, &room, user.id, body, upload, cmid, move |_, res, m, stream| {
         if stream_answer {
             res.status(200);
             res.header("Content-Type", TURBO_STREAM);
@@ -119,17 +122,21 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     })
 }
 
-/// The write path of every new text message (browser and bot API): stores the message with
-/// its search row, room touch and unread marks in one writer job, then — back on the loop
+/// The write path of every new message (browser and bot API): stores the message with its
+/// search row, room touch and unread marks in one writer job, then — back on the loop
 /// after COMMIT — renders the partial once, broadcasts the `append` (M1) and the unread
 /// fan-out (U1), and hands the message and the stream bytes to `answer` to fill the response.
-/// `body` is already canonical rich text (`richtext::canonicalize_for_save`).
+/// `body` is already canonical rich text (`richtext::canonicalize_for_save`). An `upload`
+/// is first stored, analyzed and thumbnailed on the worker (`attachments::store`); its rows
+/// join the message's in the same job, and its files are deleted again if that job fails.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn post(
     cx: &mut Ctx,
     rq: &mut Req<'_, '_>,
     room: &Room,
     creator_id: i64,
     body: Option<String>,
+    upload: Option<Upload>,
     cmid: String,
     answer: impl FnOnce(&mut Ctx, &mut Response, &Message, &[u8]) -> Result<(), AppError> + Send + 'static,
 ) -> Result<Flow, AppError> {
@@ -137,19 +144,27 @@ pub(crate) fn post(
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
     };
+    // Rails' plain text of an attachment message is its file name (search finds it by that).
+    let plain = match &upload {
+        Some(u) if plain.is_empty() => u.filename.clone(),
+        _ => plain,
+    };
     let now = db::time::now_us();
     let (room_id, kind) = (room.id, room.kind);
-    cx.write(
-        rq,
-        {
-            let cmid = cmid.clone();
-            move |c| {
-                let nm = NewMessage { room_id, creator_id, client_message_id: &cmid, body: body.as_deref(), plain_text: &plain };
-                let id = messages::create(c, &nm, now)?;
-                Ok((id, memberships::user_ids(c, room_id)?))
+    let ticket = rq.ticket();
+    let write = {
+        let cmid = cmid.clone();
+        move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, Vec<i64>)> {
+            let nm = NewMessage { room_id, creator_id, client_message_id: &cmid, body: body.as_deref(), plain_text: &plain };
+            let id = messages::create(c, &nm, now)?;
+            if let Some(a) = attachment {
+                a.attach(c, id, now)?;
             }
-        },
-        move |cx, res, created| {
+            Ok((id, memberships::user_ids(c, room_id)?))
+        }
+    };
+    let then = {
+        move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
             let mut partial = Vec::with_capacity(4096);
@@ -160,8 +175,38 @@ pub(crate) fn post(
             room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
             room_streams::broadcast_unreads(room_id, &members);
             answer(cx, res, &m, &stream)
-        },
-    )
+        }
+    };
+    let Some(upload) = upload else {
+        cx.writer.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
+        return Ok(Flow::Parked);
+    };
+    let (root, writer, route) = (cx.config.storage_path.clone(), cx.writer.clone(), rq.route.name);
+    let queued = cx.worker.submit(move || match attachments::store(&root, upload) {
+        Err(e) => {
+            eprintln!("messages#create: cannot store the attachment: {e}");
+            ticket.finish(|_, _| Err(AppError::Internal("attachment not stored")));
+        }
+        Ok(stored) => {
+            let keys = stored.keys();
+            writer.submit(Job::new(
+                move |c| write(c, Some(&stored)),
+                move |r| {
+                    ticket.finish(move |cx, res| {
+                        if r.is_err() {
+                            // No rows refer to these files: they must not outlive the failure.
+                            storage::delete(&cx.config.storage_path, &keys);
+                        }
+                        then(cx, res, r)
+                    })
+                },
+            ))
+        }
+    });
+    if !queued {
+        eprintln!("app: {route}: worker queue full, answering 503");
+    }
+    Ok(Flow::Parked)
 }
 
 /// `POST /messages`: a composer whose room is gone (its form lost the room id).
