@@ -342,7 +342,7 @@ fn parse_inner<'a>(
         Framing::Chunked
     } else {
         // Uploads (multipart with a length) have their own, larger bound.
-        let max = if multipart { limits.max_upload.max(limits.max_body) } else { limits.max_body };
+        let max = if multipart { limits.max_upload } else { limits.max_body };
         match content_length {
             Some(n) if n > max => return Err(ParseError::BodyTooLarge),
             Some(0) | None => Framing::None,
