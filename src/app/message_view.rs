@@ -248,7 +248,7 @@ impl<'a> Renderer<'a> {
         let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, preview_url: &preview_url, size };
         if ct.starts_with("video/") {
             views::messages::body_video::render(&v, o);
-        } else if ct.starts_with("image/") {
+        } else if VARIABLE.contains(&ct) {
             views::messages::body_image::render(&v, o);
         } else {
             views::messages::body_file::render(&v, o);
@@ -274,6 +274,10 @@ impl<'a> Renderer<'a> {
         Some(url)
     }
 }
+
+/// Image types Rails treats as `variable?` (spec/01 §12.6): shown as a picture. Other images
+/// (SVG, BMP, icons, Photoshop) are files to download, as in Rails.
+const VARIABLE: [&str; 8] = ["image/png", "image/gif", "image/jpeg", "image/tiff", "image/webp", "image/avif", "image/heic", "image/heif"];
 
 struct Unrenderable;
 impl views::messages::unrenderable::View for Unrenderable {}
