@@ -193,3 +193,27 @@ fn oversize_and_malformed_uploads_are_refused_without_harm() {
     assert_eq!(s.query_int("SELECT count(*) FROM messages"), before + 2);
     assert_eq!(s.get(DAVID, "/up").status, 200, "the server is still up");
 }
+
+#[test]
+fn a_large_upload_is_spooled_to_disk_and_stored_intact() {
+    let s = start();
+    // Over the spool threshold (256 KiB) and over the ordinary body limit (1 MiB).
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let r = upload(&s, DAVID, HQ, "data.bin", "application/octet-stream", &big, "up-big");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let href = attr(&r.body, "<a class=\"btn message__action-btn message__attachment-download", "href").replace("&amp;", "&");
+    let (status, _, bytes) = fetch(s.srv.port, &href);
+    assert_eq!(status, 200);
+    assert!(bytes == big, "the stored file is the uploaded one");
+    let tmp = s.srv.dir.join("storage/tmp");
+    assert_eq!(std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0), 0, "spool files have no name");
+    // Proof that the body went through the spool: with no spool folder possible, the same
+    // upload is refused (503), while a small one, kept in memory, still works.
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::write(&tmp, b"not a folder").unwrap();
+    assert_eq!(upload(&s, DAVID, HQ, "data.bin", "application/octet-stream", &big, "up-big2").status, 503);
+    assert_eq!(upload(&s, DAVID, HQ, "small.bin", "application/octet-stream", &big[..1000], "up-small").status, 200);
+    // The body limit for anything but uploads is unchanged.
+    let form = Request::post_form(&format!("/rooms/{HQ}/messages"), &[("message[body]", &"x".repeat(1_100_000))]);
+    assert_eq!(s.srv.send(&form.cookies(&s.jar(DAVID))).status, 413);
+}

@@ -12,23 +12,47 @@ use super::storage::{self, Stored};
 use crate::crypto::variation::Variation;
 use crate::db::{self, blobs::NewBlob, Conn};
 use crate::images::{self, resize::fit, Outcome, THUMB_MAX_HEIGHT, THUMB_MAX_WIDTH};
+use crate::http::spool::SpooledBody;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A file as it arrived in the request, owned so it can travel to the worker.
 pub struct Upload {
     pub filename: String,
     pub content_type: Vec<u8>,
-    pub data: Vec<u8>,
+    data: Data,
+}
+
+/// The bytes of an upload: copied out of a small request, or a range of a large request's
+/// body spooled to disk (shared, not copied: the memory map stays alive with the upload).
+enum Data {
+    Owned(Vec<u8>),
+    Spooled(Arc<SpooledBody>, Range<usize>),
 }
 
 impl Upload {
-    /// Owns the parts of a multipart file part.
-    pub fn of(f: &super::params::Upload<'_>) -> Upload {
-        Upload {
-            filename: clean_filename(f.filename),
-            content_type: f.content_type.to_vec(),
-            data: f.data.to_vec(),
+    /// Owns the parts of a multipart file part of a request whose body is `spooled` on disk
+    /// (or `None` when it is in memory).
+    pub fn of(f: &super::params::Upload<'_>, spooled: Option<&Arc<SpooledBody>>) -> Upload {
+        let data = match spooled {
+            Some(body) if body.bytes().get(f.range.clone()).is_some() => Data::Spooled(Arc::clone(body), f.range.clone()),
+            _ => Data::Owned(f.data.to_vec()),
+        };
+        Upload { filename: clean_filename(f.filename), content_type: f.content_type.to_vec(), data }
+    }
+
+    /// An upload of bytes already in memory.
+    pub fn owned(filename: &str, content_type: &[u8], data: Vec<u8>) -> Upload {
+        Upload { filename: filename.to_string(), content_type: content_type.to_vec(), data: Data::Owned(data) }
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &[u8] {
+        match &self.data {
+            Data::Owned(v) => v,
+            Data::Spooled(body, range) => body.bytes().get(range.clone()).unwrap_or(&[]),
         }
     }
 }
@@ -74,14 +98,15 @@ fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
 /// Stores `up` under `root`, analyzes it and makes its thumbnail. Worker thread only.
 /// A thumbnail that cannot be made is not an error (the message shows the original).
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
-    let blob = storage::write(root, &up.data, &up.content_type)?;
-    let thumb = match (thumb_format(&up.filename, blob.content_type), storage::image_size(&up.data)) {
+    let data = up.data();
+    let blob = storage::write(root, data, &up.content_type)?;
+    let thumb = match (thumb_format(&up.filename, blob.content_type), storage::image_size(data)) {
         (Some(format), Some((w, h))) => {
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
             let made = if fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) == (w, h) {
                 Outcome::AlreadyFits
             } else {
-                images::thumbnail(&up.data, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT)
+                images::thumbnail(data, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT)
             };
             let stored = match made {
                 Outcome::AlreadyFits => Some(Stored { key: storage::link(root, &blob.key)?, ..blob.clone() }),
@@ -92,7 +117,9 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
         }
         _ => None,
     };
-    Ok(StoredAttachment { filename: up.filename, blob, thumb })
+    let filename = up.filename.clone();
+    drop(up);
+    Ok(StoredAttachment { filename, blob, thumb })
 }
 
 /// The format a web image's thumbnail keeps, as Rails names it in the variation: the file
@@ -172,12 +199,12 @@ mod tests {
         let px = vec![128u8; 1600 * 1000 * 3];
         let mut jpg = Vec::new();
         jpeg_encoder::Encoder::new(&mut jpg, 85).encode(&px, 1600, 1000, jpeg_encoder::ColorType::Rgb).unwrap();
-        let a = store(&dir, Upload { filename: "p.jpg".into(), content_type: b"image/jpeg".to_vec(), data: jpg }).unwrap();
+        let a = store(&dir, Upload::owned("p.jpg", b"image/jpeg", jpg)).unwrap();
         assert!(a.blob.metadata.contains("\"width\":1600,\"height\":1000"));
         let (t, digest, name) = a.thumb.as_ref().unwrap();
         assert_eq!((digest.as_str(), name.as_str(), t.content_type), ("IBhrLAIapu+NCId+2Kz6EqUWRKY=", "p.jpg", "image/jpeg"));
         assert!(t.metadata.contains("\"width\":1200,\"height\":750"), "{}", t.metadata);
-        let b = store(&dir, Upload { filename: "n.txt".into(), content_type: b"text/plain".to_vec(), data: b"hi".to_vec() }).unwrap();
+        let b = store(&dir, Upload::owned("n.txt", b"text/plain", b"hi".to_vec())).unwrap();
         assert!(b.thumb.is_none());
         assert_eq!(b.keys().len(), 1);
         let _ = std::fs::remove_dir_all(&dir);

@@ -12,6 +12,7 @@ pub mod limits;
 pub mod parse;
 pub mod request;
 pub mod response;
+pub mod spool;
 pub mod status;
 pub mod url;
 pub mod websocket;

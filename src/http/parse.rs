@@ -37,6 +37,8 @@ pub enum ParseError {
     Version,
     /// 417: an Expect other than 100-continue.
     Expectation,
+    /// 503: the request is fine but cannot be taken now (an upload that cannot be spooled).
+    Unavailable(&'static str),
 }
 
 impl ParseError {
@@ -49,6 +51,7 @@ impl ParseError {
             ParseError::NotImplemented => 501,
             ParseError::Version => 505,
             ParseError::Expectation => 417,
+            ParseError::Unavailable(_) => 503,
         }
     }
 
@@ -62,6 +65,7 @@ impl ParseError {
             ParseError::NotImplemented => "unsupported transfer coding",
             ParseError::Version => "unsupported HTTP version",
             ParseError::Expectation => "unsupported expectation",
+            ParseError::Unavailable(why) => why,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;
+pub mod mmap;
 pub mod net;
 pub mod process;
 pub mod random;

@@ -99,7 +99,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if !rq.params.has_group("message") {
         return Err(AppError::BadRequest("param is missing or the value is empty: message"));
     }
-    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f));
+    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
     let body = match upload {
         // Rails takes the attachment alone when one is sent.
         Some(_) => None,

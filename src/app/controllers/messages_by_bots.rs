@@ -64,7 +64,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     // A multipart `attachment` is the message alone (Rails ignores any text then);
     // otherwise Rails gives the raw text to Action Text, which takes it as HTML: the same
     // canonical form as a browser body.
-    let upload = rq.params.file("attachment", rq.http.body).map(|f| Upload::of(&f));
+    let upload = rq.params.file("attachment", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
     let body = match upload {
         Some(_) => None,
         None => Some(richtext::canonicalize_for_save(&raw_text(rq)?)),
