@@ -164,6 +164,28 @@ fn a_small_image_is_its_own_thumbnail_and_other_files_get_a_download_row() {
         0,
         "no thumbnail for a text file"
     );
+
+    // Deleting the photo message removes its blob, its variant and both files.
+    let photo = s.query_int("SELECT id FROM messages WHERE client_message_id = 'up-2'");
+    let keys: Vec<String> = s
+        .query_text(&format!(
+            "SELECT group_concat(key, ' ') FROM active_storage_blobs WHERE id IN (SELECT blob_id FROM active_storage_attachments \
+             WHERE (record_type = 'Message' AND record_id = {photo}) OR (record_type = 'ActiveStorage::VariantRecord' AND record_id IN \
+             (SELECT v.id FROM active_storage_variant_records v JOIN active_storage_attachments a ON a.blob_id = v.blob_id \
+              WHERE a.record_type = 'Message' AND a.record_id = {photo})))"
+        ))
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    assert_eq!(keys.len(), 2, "the original and its thumbnail");
+    let path = |k: &str| s.srv.dir.join("storage/files").join(&k[0..2]).join(&k[2..4]).join(k);
+    assert!(keys.iter().all(|k| path(k).exists()));
+    let del = Request { method: "DELETE", ..Request::post_form(&format!("/rooms/{HQ}/messages/{photo}"), &[]) }
+        .header("Accept", "text/vnd.turbo-stream.html");
+    assert_eq!(s.srv.send(&del.cookies(&s.jar(DAVID))).status, 200);
+    assert!(keys.iter().all(|k| !path(k).exists()), "files deleted");
+    assert_eq!(s.query_int(&format!("SELECT count(*) FROM active_storage_blobs WHERE key IN ('{}', '{}')", keys[0], keys[1])), 0);
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_variant_records"), 0);
 }
 
 #[test]

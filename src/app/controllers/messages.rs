@@ -305,7 +305,7 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
 }
 
 /// The write path of every deletion (browser and bot API): destroys `m` with its boosts,
-/// body and search row, then after COMMIT broadcasts `remove` (M3) and calls `answer` with
+/// body, search row and attachment (rows, then files after COMMIT), then after COMMIT broadcasts `remove` (M3) and calls `answer` with
 /// the stream bytes. A message gone meanwhile is 404.
 pub(crate) fn remove(
     cx: &mut Ctx,
@@ -318,9 +318,15 @@ pub(crate) fn remove(
     let kind = room.kind;
     cx.write(
         rq,
-        move |c| messages::destroy(c, m.id, now),
-        move |_, res, destroyed| {
-            destroyed?.ok_or(AppError::NotFound)?;
+        move |c| {
+            // The attachment's blobs and variants go with the message (Rails purges them in a
+            // job); their files are deleted once this has committed.
+            let files = db::blobs::detach(c, "Message", m.id, "attachment")?;
+            Ok(messages::destroy(c, m.id, now)?.map(|_| files))
+        },
+        move |cx, res, destroyed| {
+            let files = destroyed?.ok_or(AppError::NotFound)?;
+            storage::delete(&cx.config.storage_path, &files);
             let target = format!("message_{}", m.client_message_id);
             let mut stream = Vec::with_capacity(96);
             views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));
