@@ -100,7 +100,7 @@ fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     let data = up.data();
     let blob = storage::write(root, data, &up.content_type)?;
-    let thumb = match (thumb_format(&up.filename, blob.content_type), storage::image_size(data)) {
+    let thumb = match (thumb_format(&up.filename, blob.content_type), storage::display_size(data)) {
         (Some(format), Some((w, h))) => {
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
             let made = if fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) == (w, h) {

@@ -48,7 +48,7 @@ pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored>
     fs::write(&tmp, data)?;
     fs::rename(&tmp, &path)?;
     let content_type = content_type(data, declared);
-    let metadata = match image_size(data) {
+    let metadata = match display_size(data) {
         Some((w, h)) => format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"analyzed\":true}}"),
         None => "{\"identified\":true,\"analyzed\":true}".to_string(),
     };
@@ -120,7 +120,15 @@ pub fn content_type(data: &[u8], declared: &[u8]) -> &'static str {
     }
 }
 
-/// Width and height of a PNG, GIF, JPEG or WebP image.
+/// Width and height of an image as it is shown: a JPEG whose EXIF orientation turns it by
+/// 90° has them swapped (what Rails' analyzer records).
+pub fn display_size(d: &[u8]) -> Option<(u32, u32)> {
+    let (w, h) = image_size(d)?;
+    let turned = d.starts_with(b"\xff\xd8") && crate::images::orient::swaps_axes(crate::images::orient::jpeg_orientation(d));
+    Some(if turned { (h, w) } else { (w, h) })
+}
+
+/// Width and height of a PNG, GIF, JPEG or WebP image, as stored.
 pub fn image_size(d: &[u8]) -> Option<(u32, u32)> {
     let be16 = |i: usize| Some(u16::from_be_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
     let le16 = |i: usize| Some(u16::from_le_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);

@@ -5,12 +5,14 @@
 //! that still covers the thumbnail, so a 12-megapixel photo is decoded at a quarter of its
 //! pixels; PNG with `png`, one row at a time straight into the resizer (`resize.rs`, ours),
 //! so the full-size image is never held. The results are encoded with `jpeg-encoder` / `png`.
+//! JPEGs are turned upright by their EXIF orientation (`orient.rs`), as libvips does.
 //! Decoders get a hard allocation cap (`MAX_DECODE_BYTES`); anything over it, or any format
 //! other than JPEG and PNG, gets no thumbnail (`Outcome::Unsupported`) and the message shows
 //! the original file instead (GIF and WebP images that need shrinking, CMYK JPEGs, video).
 //!
 //! Runs on the worker pool, never on a loop: a large photo takes tens of milliseconds.
 
+pub mod orient;
 pub mod resize;
 
 use resize::{fit, Resizer};
@@ -72,10 +74,15 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
     d.read_info().ok()?;
     let info = d.info()?;
     let (w, h) = (info.width as u32, info.height as u32);
-    let (tw, th) = fit(w, h, max_w, max_h);
-    if (tw, th) == (w, h) {
+    // The limit applies to the picture as shown, after its EXIF turn.
+    let orientation = orient::jpeg_orientation(data);
+    let swap = orient::swaps_axes(orientation);
+    let (ow, oh) = if swap { (h, w) } else { (w, h) };
+    let (otw, oth) = fit(ow, oh, max_w, max_h);
+    if (otw, oth) == (ow, oh) {
         return Some(None);
     }
+    let (tw, th) = if swap { (oth, otw) } else { (otw, oth) };
     let channels = match info.pixel_format {
         PixelFormat::L8 => 1,
         PixelFormat::RGB24 => 3,
@@ -104,7 +111,7 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
     }
     drop(pixels);
     let (dw, dh) = r.size();
-    let out = r.finish();
+    let (out, dw, dh) = orient::apply(r.finish(), dw, dh, channels, orientation);
     let mut data = Vec::with_capacity(out.len() / 8);
     let color = if channels == 1 { jpeg_encoder::ColorType::Luma } else { jpeg_encoder::ColorType::Rgb };
     jpeg_encoder::Encoder::new(&mut data, JPEG_QUALITY).encode(&out, dw as u16, dh as u16, color).ok()?;
@@ -193,6 +200,18 @@ mod tests {
         // The colour survives resizing and JPEG's loss.
         let near = |a: u8, b: i32| (a as i32 - b).abs() < 8;
         assert!(px.chunks(3).all(|p| near(p[0], 30) && near(p[1], 90) && near(p[2], 200)));
+    }
+
+    #[test]
+    fn a_portrait_phone_photo_is_turned_upright_within_the_limit() {
+        // Stored 2400×1600 landscape with "rotate 90° clockwise": shown as 1600×2400.
+        let plain = jpeg_of(2400, 1600);
+        let exif = orient::tests::jpeg_with_orientation(6, true);
+        let mut photo = exif[..exif.len() - 4].to_vec(); // SOI + APP0 + APP1, without the fake SOS
+        photo.extend_from_slice(&plain[2..]);
+        assert_eq!(orient::jpeg_orientation(&photo), 6);
+        let Outcome::Made(t) = thumbnail(&photo, 1200, 800) else { panic!("no thumbnail") };
+        assert_eq!((t.width, t.height), (533, 800), "fits 1200×800 as shown, upright");
     }
 
     #[test]
