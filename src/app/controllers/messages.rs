@@ -3,8 +3,9 @@
 //! an administrator. Every write goes through the writer; the broadcasts of spec/06 §11.1–11.2
 //! go out once the write has committed, rendered once and shared with the HTTP answer.
 //!
-//! Not here yet: file uploads (`message[attachment]`, the Files issue), bot webhooks and Web
-//! Push on create (the Notifications issue).
+//! A `message[attachment]` file is stored, analyzed and thumbnailed on the worker before its
+//! message is written (`app::attachments`). Not here yet: bot webhooks and Web Push on create
+//! (the Notifications issue).
 
 use crate::app::layout::{self, Page};
 use crate::app::attachments::{self, StoredAttachment, Upload};
