@@ -100,10 +100,13 @@ fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     let data = up.data();
     let blob = storage::write(root, data, &up.content_type)?;
+    let mut made_thumbnail = false;
     let thumb = match (thumb_format(&up.filename, blob.content_type), storage::display_size(data)) {
         (Some(format), Some((w, h))) => {
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
-            let made = if fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) == (w, h) {
+            let decode = fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) != (w, h);
+            made_thumbnail = decode;
+            let made = if !decode {
                 Outcome::AlreadyFits
             } else {
                 images::thumbnail(data, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT)
@@ -119,6 +122,10 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     };
     let filename = up.filename.clone();
     drop(up);
+    if made_thumbnail {
+        // The decoded image was megabytes the worker's arena would otherwise keep.
+        crate::sys::process::release_free_memory();
+    }
     Ok(StoredAttachment { filename, blob, thumb })
 }
 
@@ -196,14 +203,14 @@ mod tests {
     #[test]
     fn stores_a_big_jpeg_with_a_smaller_thumbnail_and_a_text_file_without() {
         let dir = std::env::temp_dir().join(format!("cr-attach-{}", std::process::id()));
-        let px = vec![128u8; 1600 * 1000 * 3];
+        let px = vec![128u8; 1400 * 900 * 3];
         let mut jpg = Vec::new();
-        jpeg_encoder::Encoder::new(&mut jpg, 85).encode(&px, 1600, 1000, jpeg_encoder::ColorType::Rgb).unwrap();
+        jpeg_encoder::Encoder::new(&mut jpg, 85).encode(&px, 1400, 900, jpeg_encoder::ColorType::Rgb).unwrap();
         let a = store(&dir, Upload::owned("p.jpg", b"image/jpeg", jpg)).unwrap();
-        assert!(a.blob.metadata.contains("\"width\":1600,\"height\":1000"));
+        assert!(a.blob.metadata.contains("\"width\":1400,\"height\":900"));
         let (t, digest, name) = a.thumb.as_ref().unwrap();
         assert_eq!((digest.as_str(), name.as_str(), t.content_type), ("IBhrLAIapu+NCId+2Kz6EqUWRKY=", "p.jpg", "image/jpeg"));
-        assert!(t.metadata.contains("\"width\":1200,\"height\":750"), "{}", t.metadata);
+        assert!(t.metadata.contains("\"width\":1200,\"height\":771"), "{}", t.metadata);
         let b = store(&dir, Upload::owned("n.txt", b"text/plain", b"hi".to_vec())).unwrap();
         assert!(b.thumb.is_none());
         assert_eq!(b.keys().len(), 1);

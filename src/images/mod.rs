@@ -22,10 +22,11 @@ use std::io::Cursor;
 pub const THUMB_MAX_WIDTH: u32 = 1200;
 pub const THUMB_MAX_HEIGHT: u32 = 800;
 /// Most bytes a decoder may allocate for one image (decoded planes and output). A JPEG
-/// decode at 4:2:0 takes about 4.5 bytes per output pixel, so this admits 2.8 megapixels:
-/// a 1600×1000 image at full scale, a 12-megapixel photo at 1/4. It is the worker's peak
-/// beside the upload itself, and must leave room in a 15 MB container.
-pub const MAX_DECODE_BYTES: usize = 12 * 1024 * 1024;
+/// decode at 4:2:0 takes about 4.5 bytes per output pixel, so this admits 1.4 megapixels:
+/// a 1200×1000 image at full scale, a 4K or 12-megapixel photo at 1/4 (thumbnails of 960×540
+/// and 1000×750: a little under the 1200×800 limit, which the page shows at half size). It is
+/// the worker's peak beside the upload itself, and must leave room in a 15 MB container.
+pub const MAX_DECODE_BYTES: usize = 6 * 1024 * 1024;
 /// JPEG quality of thumbnails (libvips' default is 75; a little more for photos of text).
 pub const JPEG_QUALITY: u8 = 80;
 
@@ -104,7 +105,9 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
         (rw, rh) = ((rw / 2).max(1), (rh / 2).max(1));
     };
     let pixels = d.decode().ok()?;
-    let (dw, dh) = fit(sw, sh, tw, th);
+    // The thumbnail's own size when the decode covers it; smaller when the budget forced a
+    // coarser scale (computed afresh from the decoded size, which keeps the aspect ratio).
+    let (dw, dh) = if sw >= tw && sh >= th { (tw, th) } else { fit(sw, sh, tw, th) };
     let mut r = Resizer::new(sw, sh, dw, dh, channels)?;
     for row in pixels.chunks(sw as usize * channels) {
         r.push_row(row);
