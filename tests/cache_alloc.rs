@@ -58,6 +58,7 @@ fn a_warm_hit_does_not_allocate() {
         http10: false,
         headers: &headers,
         body: b"",
+        spooled: None,
         peer: std::net::IpAddr::from([127, 0, 0, 1]),
     };
     let mut cache = Cache::new(1 << 20);

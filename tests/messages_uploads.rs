@@ -88,7 +88,7 @@ fn an_image_upload_answers_the_stream_and_its_thumbnail_fits_the_variant() {
     assert_eq!(attr(&r.body, "<img class=\"message__attachment\"", "height"), "800");
 
     // Rows: the blob with Rails' metadata, its attachment, the tracked thumb variant.
-    let id = s.query_int(&format!("SELECT id FROM messages WHERE client_message_id = 'up-1'"));
+    let id = s.query_int("SELECT id FROM messages WHERE client_message_id = 'up-1'");
     let blob = |col: &str| {
         s.query_text(&format!(
             "SELECT b.{col} FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id \
