@@ -243,6 +243,37 @@ mod tests {
     }
 
     #[test]
+    fn mutated_images_never_panic() {
+        // Bytes flipped, runs zeroed and files cut at random places, through the whole pipeline
+        // (EXIF walk, decoders, resizer, encoders): a panic would abort the release build.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut exif_jpeg = orient::tests::jpeg_with_orientation(6, false);
+        exif_jpeg.truncate(exif_jpeg.len() - 4);
+        exif_jpeg.extend_from_slice(&jpeg_of(240, 160)[2..]);
+        for base in [jpeg_of(240, 160), exif_jpeg, png_of(240, 160)] {
+            for _ in 0..400 {
+                let mut d = base.clone();
+                for _ in 0..1 + next() % 6 {
+                    let at = (next() as usize) % d.len();
+                    match next() % 3 {
+                        0 => d[at] ^= 1 << (next() % 8),
+                        1 => d[at..].iter_mut().take(1 + (next() % 16) as usize).for_each(|b| *b = 0),
+                        _ => d.truncate(at.max(8)),
+                    }
+                }
+                let _ = thumbnail(&d, 100, 60);
+                let _ = orient::jpeg_orientation(&d);
+            }
+        }
+    }
+
+    #[test]
     fn a_jpeg_too_big_to_decode_within_the_budget_is_refused_not_allocated() {
         // 65000×65000 claimed in the header: even at 1/8 it is over the budget.
         let mut j = jpeg_of(16, 16);
