@@ -164,21 +164,20 @@ pub(crate) fn post(
             Ok((id, memberships::user_ids(c, room_id)?))
         }
     };
-    // Back on the loop after COMMIT: render once, broadcast, answer.
-    let then = move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
-        let (id, members) = created?;
-        let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
-        let mut partial = Vec::with_capacity(4096);
-        message_view::render_messages(&cx.db, &cx.keys, std::slice::from_ref(&m), &mut partial)?;
-        let target = room_streams::messages_target(kind, room_id);
-        let mut stream = Vec::with_capacity(partial.len() + 128);
-        views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
-        room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
-        room_streams::broadcast_unreads(room_id, &members);
-        answer(cx, res, &m, &stream)
+    let then = {
+        move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
+            let (id, members) = created?;
+            let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
+            let mut partial = Vec::with_capacity(4096);
+            message_view::render_messages(&cx.db, &cx.keys, std::slice::from_ref(&m), &mut partial)?;
+            let target = room_streams::messages_target(kind, room_id);
+            let mut stream = Vec::with_capacity(partial.len() + 128);
+            views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
+            room_streams::broadcast_html(&room_streams::messages_stream(kind, room_id), &stream);
+            room_streams::broadcast_unreads(room_id, &members);
+            answer(cx, res, &m, &stream)
+        }
     };
-    // Without a file the message goes straight to the writer; with one, the worker stores it
-    // first and hands the rows to the writer itself.
     let Some(upload) = upload else {
         cx.writer.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
         return Ok(Flow::Parked);
