@@ -164,6 +164,8 @@ pub(crate) fn post(
             Ok((id, memberships::user_ids(c, room_id)?))
         }
     };
+    // Back on the loop after COMMIT: render once, broadcast, answer. (Indented as when this was
+    // the `then` of `cx.write`, so other branches' one-line additions after the broadcasts merge.)
     let then = {
         move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
             let (id, members) = created?;
@@ -178,6 +180,8 @@ pub(crate) fn post(
             answer(cx, res, &m, &stream)
         }
     };
+    // Without a file the message goes straight to the writer; with one, the worker stores it
+    // first and hands the rows to the writer itself.
     let Some(upload) = upload else {
         cx.writer.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
         return Ok(Flow::Parked);
