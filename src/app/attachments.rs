@@ -43,7 +43,8 @@ impl Upload {
         Upload { filename: clean_filename(f.filename), content_type: f.content_type.to_vec(), data }
     }
 
-    /// An upload of bytes already in memory.
+    /// An upload of bytes already in memory (tests).
+    #[cfg(test)]
     pub fn owned(filename: &str, content_type: &[u8], data: Vec<u8>) -> Upload {
         Upload { filename: filename.to_string(), content_type: content_type.to_vec(), data: Data::Owned(data) }
     }

@@ -73,6 +73,7 @@ pub struct SpooledBody {
 }
 
 impl SpooledBody {
+    /// The whole body.
     pub fn bytes(&self) -> &[u8] {
         self.map.bytes()
     }
