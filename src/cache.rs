@@ -391,6 +391,7 @@ mod tests {
             http10: false,
             headers,
             body: b"",
+            spooled: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
         }
     }

@@ -12,6 +12,7 @@ pub mod server;
 pub mod db;
 pub mod crypto;
 pub mod richtext;
+pub mod images;
 pub mod views;
 pub mod assets;
 pub mod app;

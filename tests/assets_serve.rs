@@ -36,6 +36,7 @@ fn reply(a: &Asset, method: Method, headers: &[(&str, &str)]) -> Reply {
         http10: false,
         headers: &headers,
         body: b"",
+        spooled: None,
         peer: std::net::IpAddr::from([127, 0, 0, 1]),
     };
     decide(&req, a)

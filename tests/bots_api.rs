@@ -60,7 +60,7 @@ fn create_from_raw_body() {
 }
 
 #[test]
-fn blank_bodies_and_attachments_are_refused() {
+fn blank_bodies_are_refused_and_attachments_posted() {
     let s = start();
     let before = count(&s, WATERCOOLER);
     assert_eq!(s.srv.send(&raw("POST", &messages_path(WATERCOOLER), "")).status, 422);
@@ -73,8 +73,19 @@ fn blank_bodies_and_attachments_are_refused() {
         headers: vec![("Content-Type".into(), "multipart/form-data; boundary=XyZ".into())],
         body: b"--XyZ\r\nContent-Disposition: form-data; name=\"attachment\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--XyZ--\r\n".to_vec(),
     };
-    assert_eq!(s.srv.send(&upload).status, 422, "attachments are not supported yet");
-    assert_eq!(count(&s, WATERCOOLER), before);
+    let r = s.srv.send(&upload);
+    assert_eq!(r.status, 201, "a multipart attachment is the message");
+    assert_eq!(count(&s, WATERCOOLER), before + 1);
+    let id = s.query_int(&format!("SELECT max(id) FROM messages WHERE room_id = {WATERCOOLER}"));
+    assert_eq!(r.location(), Some(format!("http://127.0.0.1:{}/messages/{id}", s.srv.port).as_str()));
+    assert_eq!(
+        s.query_text(&format!(
+            "SELECT b.filename || ' ' || b.byte_size || ' ' || b.content_type FROM active_storage_attachments a \
+             JOIN active_storage_blobs b ON b.id = a.blob_id WHERE a.record_type = 'Message' AND a.record_id = {id}"
+        )),
+        "a.txt 2 text/plain"
+    );
+    assert_eq!(last_plain_text(&s, WATERCOOLER), "a.txt", "the plain text of an attachment is its file name");
 }
 
 #[test]

@@ -71,6 +71,7 @@ fn the_cache_alone() {
         http10: false,
         headers: &headers,
         body: b"",
+        spooled: None,
         peer: std::net::IpAddr::from([127, 0, 0, 1]),
     };
     let mut cache = Cache::new(1 << 20);

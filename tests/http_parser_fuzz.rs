@@ -151,7 +151,7 @@ fn check(input: &[u8], limits: &Limits) -> Option<usize> {
 
 #[test]
 fn a_million_inputs_no_panic_and_invariants_hold() {
-    let limits = Limits { max_url: 64, max_header_bytes: 512, max_headers: 12, max_body: 100 };
+    let limits = Limits { max_url: 64, max_header_bytes: 512, max_headers: 12, max_body: 100, max_upload: 200 };
     let mut r = Rng(0x9E37_79B9_7F4A_7C15);
     let mut parsed = 0;
     let mut prev = valid(&mut r);

@@ -154,9 +154,14 @@ fn blobs_by_signed_id_with_ranges_and_safe_types() {
 
     let mut signed = Vec::new();
     campfire::crypto::signed_id::blob_signed_id(keys(), png, &mut signed);
-    let representation = format!("/rails/active_storage/representations/redirect/{}/eyJfcmFpbHMiOnt9fQ--x/p.png", String::from_utf8(signed).unwrap());
+    let signed = String::from_utf8(signed).unwrap();
+    let mut variation = Vec::new();
+    campfire::crypto::variation::Variation { format: "png".into(), max_width: 1200, max_height: 800 }.sign(keys(), &mut variation);
+    let representation = format!("/rails/active_storage/representations/redirect/{signed}/{}/p.png", String::from_utf8(variation).unwrap());
     let rep = s.srv.send(&Request::get(&representation));
-    assert_eq!((rep.status, rep.header("Content-Type")), (200, Some("image/png")), "the original stands in for a variant");
+    assert_eq!((rep.status, rep.header("Content-Type")), (200, Some("image/png")), "the original stands in for a missing variant");
+    let forged = format!("/rails/active_storage/representations/redirect/{signed}/eyJfcmFpbHMiOnt9fQ--x/p.png");
+    assert_eq!(s.srv.send(&Request::get(&forged)).status, 404, "an invalid variation key");
 
     let svg = store(&s, "blobkey00000000000000000003", "x.svg", "image/svg+xml", b"<svg onload=alert(1)>");
     let svg = s.srv.send(&Request::get(&blob_path(svg, "x.svg")));

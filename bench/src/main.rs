@@ -24,6 +24,7 @@ mod run;
 mod seed;
 mod seed_c;
 mod sys;
+mod upload;
 mod validate;
 mod ws;
 
@@ -38,7 +39,8 @@ const USAGE: &str = "usage:
   campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
   campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
-                     [--hold-secs 0] [--deflate 1] [--out FILE]";
+                     [--hold-secs 0] [--deflate 1] [--out FILE]
+  campfire-bench upload --url URL --labels FILE [--reps 5] [--file black_hole.jpg]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +49,12 @@ fn main() {
         Some("run") => cmd_run(&args[1..], false),
         Some("overload") => cmd_run(&args[1..], true),
         Some("cable") => cmd_cable(&args[1..]),
+        Some("upload") => upload::run(&upload::Options {
+            url: opt(&args, "--url").unwrap_or_default(),
+            labels: PathBuf::from(opt(&args, "--labels").unwrap_or_default()),
+            file: opt(&args, "--file").map(PathBuf::from),
+            reps: number(&args, "--reps", 5.0).unwrap_or(5.0).max(1.0) as usize,
+        }),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = result {

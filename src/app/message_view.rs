@@ -17,7 +17,10 @@
 //! Known staleness, the same as Rails' `cache message`: a mentioned user's or a booster's new
 //! name or avatar shows in a message only after that message is next touched.
 
+use crate::app::attachments;
+use crate::crypto::variation::Variation;
 use crate::crypto::{signed_id, Keys};
+use crate::images::{THUMB_MAX_HEIGHT, THUMB_MAX_WIDTH};
 use crate::db::messages::{self, Attachment, Message, MessageRow};
 use crate::db::{self, boosts, users, Conn};
 use crate::richtext::{self, Mention};
@@ -284,19 +287,42 @@ impl<'a> Renderer<'a> {
         let download_url = format!("{blob_url}?disposition=attachment");
         let ct = a.content_type.as_deref().unwrap_or("");
         let size = a.metadata.as_deref().and_then(image_size);
+        let preview_url = self.thumb_url(a, &signed).unwrap_or_else(|| blob_url.clone());
         let mut html = Vec::with_capacity(512);
         let o = &mut Out::new(&mut html);
-        let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, size };
+        let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, preview_url: &preview_url, size };
         if ct.starts_with("video/") {
             views::messages::body_video::render(&v, o);
-        } else if ct.starts_with("image/") {
+        } else if VARIABLE.contains(&ct) {
             views::messages::body_image::render(&v, o);
         } else {
             views::messages::body_file::render(&v, o);
         }
         html
     }
+
+    /// The representation URL of a web image's `thumb` (Rails' `representation(:thumb)`):
+    /// the signed blob id, the signed variation key, the variant's file name. The
+    /// representation route serves the variant, or the original when there is none.
+    fn thumb_url(&self, a: &Attachment, signed_blob: &[u8]) -> Option<String> {
+        let format = attachments::thumb_format(&a.filename, a.content_type.as_deref()?)?;
+        let variation = Variation { format, max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
+        let mut key = Vec::with_capacity(160);
+        variation.sign(self.keys, &mut key);
+        let mut url = String::from("/rails/active_storage/representations/redirect/");
+        url.push_str(std::str::from_utf8(signed_blob).ok()?);
+        url.push('/');
+        url.push_str(std::str::from_utf8(&key).ok()?);
+        url.push('/');
+        let base = a.filename.rsplit_once('.').map_or(a.filename.as_str(), |(b, _)| b);
+        push_path_segment(&mut url, &format!("{base}.{}", variation.format));
+        Some(url)
+    }
 }
+
+/// Image types Rails treats as `variable?` (spec/01 §12.6): shown as a picture. Other images
+/// (SVG, BMP, icons, Photoshop) are files to download, as in Rails.
+const VARIABLE: [&str; 8] = ["image/png", "image/gif", "image/jpeg", "image/tiff", "image/webp", "image/avif", "image/heic", "image/heif"];
 
 struct Unrenderable;
 impl views::messages::unrenderable::View for Unrenderable {}
@@ -525,6 +551,8 @@ struct AttachmentView<'a> {
     a: &'a Attachment,
     blob_url: &'a str,
     download_url: &'a str,
+    /// The thumbnail's representation URL (the original's for files without one).
+    preview_url: &'a str,
     size: Option<(u32, u32)>,
 }
 
@@ -548,9 +576,7 @@ impl views::messages::body_image::View for AttachmentView<'_> {
         o.attr(self.download_url);
     }
     fn preview_url(&self, o: &mut Out<'_>) {
-        // No variant pipeline yet (image previews are a later issue): the original, scaled
-        // by the browser to the width and height below.
-        o.attr(self.blob_url);
+        o.attr(self.preview_url);
     }
     fn width(&self, o: &mut Out<'_>) {
         if let Some(s) = self.size {

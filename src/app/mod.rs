@@ -16,6 +16,7 @@
 //! Controllers are plain functions `fn(&mut Ctx, &mut Req, &mut Response) -> Result<Flow, AppError>`
 //! in `controllers/<rails controller>.rs`; see docs/architecture.md "How to add a controller".
 
+pub mod attachments;
 pub mod browser;
 pub mod client_ip;
 pub mod controllers;

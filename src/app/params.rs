@@ -38,6 +38,8 @@ pub struct Upload<'a> {
     pub filename: &'a [u8],
     pub content_type: &'a [u8],
     pub data: &'a [u8],
+    /// Where `data` lies in the request body.
+    pub range: std::ops::Range<usize>,
 }
 
 /// The multipart body could not be read: a 400.
@@ -180,6 +182,7 @@ impl Params {
             filename: self.slice(f.filename),
             content_type: self.slice(f.content_type),
             data: body.get(f.data.0..f.data.1)?,
+            range: f.data.0..f.data.1,
         })
     }
 }

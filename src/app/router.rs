@@ -77,6 +77,8 @@ pub struct Params<'a> {
     pub bot_key: &'a [u8],
     pub join_code: &'a [u8],
     pub push_subscription_id: &'a [u8],
+    /// The signed variation key of a representation URL.
+    pub variation: &'a [u8],
 }
 
 /// A recognised route.
@@ -224,8 +226,8 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"rails", b"active_storage", b"blobs", b"redirect" | b"proxy", id, _filename] if get => {
             (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/blobs#show")
         }
-        [b"rails", b"active_storage", b"representations", b"redirect" | b"proxy", id, _variation, _filename] if get => {
-            (active_storage_blobs::show, FILES, Params { id, ..p }, "active_storage/representations#show")
+        [b"rails", b"active_storage", b"representations", b"redirect" | b"proxy", id, variation, _filename] if get => {
+            (active_storage_blobs::representation, FILES, Params { id, variation, ..p }, "active_storage/representations#show")
         }
 
         // users

@@ -25,6 +25,7 @@ pub fn blob_path(storage: &Path, key: &str) -> Option<PathBuf> {
 }
 
 /// What Rails records about a stored file.
+#[derive(Clone, Debug)]
 pub struct Stored {
     pub key: String,
     pub content_type: &'static str,
@@ -47,7 +48,7 @@ pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored>
     fs::write(&tmp, data)?;
     fs::rename(&tmp, &path)?;
     let content_type = content_type(data, declared);
-    let metadata = match image_size(data) {
+    let metadata = match display_size(data) {
         Some((w, h)) => format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"analyzed\":true}}"),
         None => "{\"identified\":true,\"analyzed\":true}".to_string(),
     };
@@ -60,6 +61,24 @@ pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored>
         checksum: String::from_utf8_lossy(&checksum).into_owned(),
         metadata,
     })
+}
+
+/// Stores the file of blob `key` again under a fresh key, as a hard link (no bytes copied;
+/// deleting either name leaves the other), or a copy where links are not possible. For a
+/// variant that is the original itself (an image already within the variant's bounds).
+pub fn link(storage: &Path, key: &str) -> io::Result<String> {
+    let from = blob_path(storage, key).ok_or_else(|| io::Error::other("bad blob key"))?;
+    let new_key = String::from_utf8_lossy(&token::blob_key()).into_owned();
+    let to = blob_path(storage, &new_key).ok_or_else(|| io::Error::other("bad blob key"))?;
+    if let Some(dir) = to.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    if fs::hard_link(&from, &to).is_err() {
+        let tmp = to.with_extension("part");
+        fs::copy(&from, &tmp)?;
+        fs::rename(&tmp, &to)?;
+    }
+    Ok(new_key)
 }
 
 /// The bytes of the blob stored under `key`.
@@ -101,7 +120,15 @@ pub fn content_type(data: &[u8], declared: &[u8]) -> &'static str {
     }
 }
 
-/// Width and height of a PNG, GIF, JPEG or WebP image.
+/// Width and height of an image as it is shown: a JPEG whose EXIF orientation turns it by
+/// 90° has them swapped (what Rails' analyzer records).
+pub fn display_size(d: &[u8]) -> Option<(u32, u32)> {
+    let (w, h) = image_size(d)?;
+    let turned = d.starts_with(b"\xff\xd8") && crate::images::orient::swaps_axes(crate::images::orient::jpeg_orientation(d));
+    Some(if turned { (h, w) } else { (w, h) })
+}
+
+/// Width and height of a PNG, GIF, JPEG or WebP image, as stored.
 pub fn image_size(d: &[u8]) -> Option<(u32, u32)> {
     let be16 = |i: usize| Some(u16::from_be_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
     let le16 = |i: usize| Some(u16::from_le_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
@@ -150,13 +177,15 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
     ];
     let k: [u32; 64] = std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32);
     let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
-    let mut msg = data.to_vec();
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
+    // Whole blocks straight from `data` (an upload is not copied); only the tail is padded.
+    let whole = data.len() / 64 * 64;
+    let mut tail = data[whole..].to_vec();
+    tail.push(0x80);
+    while tail.len() % 64 != 56 {
+        tail.push(0);
     }
-    msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_le_bytes());
-    for chunk in msg.chunks_exact(64) {
+    tail.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_le_bytes());
+    for chunk in data[..whole].chunks_exact(64).chain(tail.chunks_exact(64)) {
         let m: [u32; 16] = std::array::from_fn(|i| {
             let w = i * 4;
             u32::from_le_bytes([chunk[w], chunk[w + 1], chunk[w + 2], chunk[w + 3]])
@@ -230,8 +259,11 @@ mod tests {
         let s = write(&dir, b"abc", b"text/plain").unwrap();
         assert_eq!((s.content_type, s.byte_size, s.checksum.as_str()), ("text/plain", 3, "kAFQmDzST7DWlj99KOF/cg=="));
         assert_eq!(read(&dir, &s.key).unwrap(), b"abc");
+        let linked = link(&dir, &s.key).unwrap();
+        assert_ne!(linked, s.key);
         delete(&dir, std::slice::from_ref(&s.key));
         assert!(read(&dir, &s.key).is_err());
+        assert_eq!(read(&dir, &linked).unwrap(), b"abc", "a link outlives the original's name");
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -18,6 +18,7 @@ pub mod signed_id;
 pub mod time;
 pub mod token;
 pub mod turbo;
+pub mod variation;
 pub mod verifier;
 #[cfg(test)]
 mod vectors;

@@ -120,6 +120,13 @@ pub fn avatar_owner(c: &Conn, user_id: i64, digest: &str) -> Result<Option<Avata
 /// the caller to delete from disk after COMMIT (Rails purges them in a job).
 pub fn attach(c: &Conn, record_type: &str, record_id: i64, name: &str, b: &NewBlob<'_>, now: i64) -> Result<Vec<String>> {
     let orphans = detach(c, record_type, record_id, name)?;
+    attach_new(c, record_type, record_id, name, b, now)?;
+    Ok(orphans)
+}
+
+/// Inserts blob `b` (service `local`) and attaches it to the record as `name`, next to any
+/// attachment the record already has. Returns the new blob's id.
+pub fn attach_new(c: &Conn, record_type: &str, record_id: i64, name: &str, b: &NewBlob<'_>, now: i64) -> Result<i64> {
     let ts = time::format(now);
     let mut s = c.prepare_cached(
         "INSERT INTO active_storage_blobs (key, filename, content_type, metadata, service_name, byte_size, checksum, created_at) \
@@ -144,7 +151,20 @@ pub fn attach(c: &Conn, record_type: &str, record_id: i64, name: &str, b: &NewBl
     s.bind(4, blob_id)?;
     s.bind(5, ts.as_str())?;
     s.run()?;
-    Ok(orphans)
+    Ok(blob_id)
+}
+
+/// Records `variant` as the tracked variant of blob `blob_id` with `variation_digest`
+/// `digest` (spec/01 §12.4: a variant record, and the variant's blob attached to it as
+/// `image`). Returns the variant blob's id.
+pub fn add_variant(c: &Conn, blob_id: i64, digest: &str, variant: &NewBlob<'_>, now: i64) -> Result<i64> {
+    let mut s = c.prepare_cached("INSERT INTO active_storage_variant_records (blob_id, variation_digest) VALUES (?1, ?2)")?;
+    s.bind(1, blob_id)?;
+    s.bind(2, digest)?;
+    s.run()?;
+    drop(s);
+    let record_id = c.last_insert_rowid();
+    attach_new(c, "ActiveStorage::VariantRecord", record_id, "image", variant, now)
 }
 
 /// Removes the `name` attachment of the record and every blob it leaves unattached (with
@@ -256,5 +276,16 @@ mod tests {
         assert_eq!(avatar_owner(&c, 999_999, "d").unwrap(), None);
         assert_eq!(detach(&c, "User", 7, "avatar").unwrap(), vec!["bbbb2222".to_string()]);
         assert_eq!(attached(&c, "User", 7, "avatar").unwrap(), None);
+    }
+
+    #[test]
+    fn a_message_attachment_with_its_thumbnail_variant() {
+        let (_db, c) = testing::TempDb::with_schema();
+        let id = attach_new(&c, "Message", 5, "attachment", &blob("orig0001"), 1_700_000_000_000_000).unwrap();
+        let v = add_variant(&c, id, "IBhrLAIapu+NCId+2Kz6EqUWRKY=", &blob("thumb001"), 1_700_000_000_000_000).unwrap();
+        assert_eq!(variant(&c, id, "IBhrLAIapu+NCId+2Kz6EqUWRKY=").unwrap().map(|b| (b.id, b.key)), Some((v, "thumb001".to_string())));
+        assert_eq!(variant(&c, id, "other").unwrap(), None);
+        assert_eq!(attached(&c, "Message", 5, "attachment").unwrap().map(|b| b.id), Some(id));
+        assert_eq!(detach(&c, "Message", 5, "attachment").unwrap(), vec!["thumb001".to_string(), "orig0001".to_string()]);
     }
 }

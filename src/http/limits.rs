@@ -13,6 +13,12 @@ pub const HEADER_SLOTS: usize = 128;
 /// Largest request body, after de-chunking (413 beyond). File uploads get their own limit.
 /// Env: CAMPFIRE_MAX_BODY.
 pub const MAX_BODY: usize = 1024 * 1024;
+/// Largest `multipart/form-data` body sent with a Content-Length (file uploads: message
+/// attachments, avatars, logos); 413 beyond. The body is held in the connection's buffer
+/// until the handler copies the file out, so this bounds an upload's memory: keep it well under
+/// the container's limit. Chunked multipart bodies stay under MAX_BODY.
+/// Env: CAMPFIRE_MAX_UPLOAD.
+pub const MAX_UPLOAD: usize = 8 * 1024 * 1024;
 
 /// The limits one loop applies; copied into each loop at start.
 #[derive(Clone, Copy, Debug)]
@@ -21,6 +27,7 @@ pub struct Limits {
     pub max_header_bytes: usize,
     pub max_headers: usize,
     pub max_body: usize,
+    pub max_upload: usize,
 }
 
 impl Limits {
@@ -29,11 +36,17 @@ impl Limits {
         max_header_bytes: MAX_HEADER_BYTES,
         max_headers: MAX_HEADERS,
         max_body: MAX_BODY,
+        max_upload: MAX_UPLOAD,
     };
 
     /// Most raw bytes a chunked body may occupy before de-chunking: chunk framing can legally
     /// add overhead, but not without bound.
     pub fn max_chunked_raw(&self) -> usize {
         self.max_body.saturating_mul(2).saturating_add(64 * 1024)
+    }
+
+    /// The largest body of any framing: what a connection's buffer may have to hold.
+    pub fn max_any_body(&self) -> usize {
+        self.max_chunked_raw().max(self.max_upload)
     }
 }

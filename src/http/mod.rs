@@ -13,6 +13,7 @@ pub mod parse;
 pub mod request;
 pub mod response;
 pub mod scan;
+pub mod spool;
 pub mod status;
 pub mod url;
 pub mod websocket;

@@ -37,6 +37,8 @@ pub enum ParseError {
     Version,
     /// 417: an Expect other than 100-continue.
     Expectation,
+    /// 503: the request is fine but cannot be taken now (an upload that cannot be spooled).
+    Unavailable(&'static str),
 }
 
 impl ParseError {
@@ -49,6 +51,7 @@ impl ParseError {
             ParseError::NotImplemented => 501,
             ParseError::Version => 505,
             ParseError::Expectation => 417,
+            ParseError::Unavailable(_) => 503,
         }
     }
 
@@ -62,6 +65,7 @@ impl ParseError {
             ParseError::NotImplemented => "unsupported transfer coding",
             ParseError::Version => "unsupported HTTP version",
             ParseError::Expectation => "unsupported expectation",
+            ParseError::Unavailable(why) => why,
         }
     }
 }
@@ -222,6 +226,7 @@ fn parse_inner<'a>(
     let mut count = 0;
     let mut host_count = 0;
     let mut content_length: Option<usize> = None;
+    let mut multipart = false;
     let mut te_seen = false;
     let mut conn_close = false;
     let mut conn_keep_alive = false;
@@ -308,7 +313,10 @@ fn parse_inner<'a>(
                 if content_length.is_some() {
                     return Err(ParseError::Bad("duplicate Content-Length"));
                 }
-                content_length = Some(parse_length(value, limits)?);
+                content_length = Some(parse_length(value)?);
+            }
+            12 if name.eq_ignore_ascii_case(b"content-type") => {
+                multipart = value.len() >= 19 && value[..19].eq_ignore_ascii_case(b"multipart/form-data");
             }
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 if te_seen {
@@ -339,7 +347,10 @@ fn parse_inner<'a>(
         }
         Framing::Chunked
     } else {
+        // Uploads (multipart with a length) have their own, larger bound.
+        let max = if multipart { limits.max_upload } else { limits.max_body };
         match content_length {
+            Some(n) if n > max => return Err(ParseError::BodyTooLarge),
             Some(0) | None => Framing::None,
             Some(len) => Framing::Length(len),
         }
@@ -397,19 +408,16 @@ fn split_target<'a>(target: &'a [u8], method: &[u8]) -> Result<(&'a [u8], &'a [u
     }
 }
 
-/// Content-Length: 1*DIGIT, nothing else (no sign, no list, no spaces inside).
-fn parse_length(v: &[u8], limits: &Limits) -> Result<usize, ParseError> {
+/// Content-Length: 1*DIGIT, nothing else (no sign, no list, no spaces inside). The caller
+/// checks it against the limit that applies to the body's type.
+fn parse_length(v: &[u8]) -> Result<usize, ParseError> {
     if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
         return Err(ParseError::Bad("invalid Content-Length"));
     }
     if v.len() > 15 {
         return Err(ParseError::BodyTooLarge);
     }
-    let n = v.iter().fold(0usize, |acc, &d| acc * 10 + (d - b'0') as usize);
-    if n > limits.max_body {
-        return Err(ParseError::BodyTooLarge);
-    }
-    Ok(n)
+    Ok(v.iter().fold(0usize, |acc, &d| acc * 10 + (d - b'0') as usize))
 }
 
 /// Transfer-Encoding must be exactly `chunked` (case-insensitive). A list ending in chunked names
@@ -471,6 +479,11 @@ mod tests {
         head(b"POST / HTTP/1.1\r\nHost: x\r\ntransfer-encoding: chunked\r\n\r\n", |h| assert_eq!(h.framing, Framing::Chunked));
         assert_eq!(err(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), ParseError::NotImplemented);
         assert_eq!(err(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n"), ParseError::BodyTooLarge);
+        // An upload may be bigger, up to its own limit, whichever header comes first.
+        let up = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\nContent-Type: multipart/form-data; boundary=b\r\n\r\n";
+        head(up, |h| assert_eq!(h.framing, Framing::Length(5_000_000)));
+        let too_big = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: Multipart/Form-Data; boundary=b\r\nContent-Length: 8388609\r\n\r\n";
+        assert_eq!(err(too_big), ParseError::BodyTooLarge);
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub struct Request<'a> {
     pub headers: &'a [Header<'a>],
     /// The complete body, de-chunked.
     pub body: &'a [u8],
+    /// When the body was spooled to disk (a large upload), the same bytes as `body`, owned:
+    /// a handler may keep a clone to use them after the request without copying.
+    pub spooled: Option<&'a std::sync::Arc<super::spool::SpooledBody>>,
     pub peer: IpAddr,
 }
 

@@ -432,6 +432,7 @@ mod tests {
             http10: false,
             headers: &headers,
             body: b"",
+            spooled: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
         };
         f(&req)

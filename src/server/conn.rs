@@ -54,6 +54,8 @@ pub(super) struct Conn {
     pub deadline: u64,
     /// Set once the connection has become a WebSocket (after its 101).
     pub ws: Option<Box<super::websocket::SocketState>>,
+    /// A large upload's body being written to disk (its head is kept in the spool).
+    pub spool: Option<Box<crate::http::spool::Spool>>,
 }
 
 impl Conn {
@@ -79,6 +81,7 @@ impl Conn {
             out_since: 0,
             deadline: u64::MAX,
             ws: None,
+            spool: None,
         }
     }
 
@@ -98,6 +101,6 @@ impl Conn {
 
     /// Idle: nothing read, nothing to write, nothing parked.
     pub fn idle(&self) -> bool {
-        !self.has_input() && !self.pending_out() && self.parked.is_none()
+        !self.has_input() && !self.pending_out() && self.parked.is_none() && self.spool.is_none()
     }
 }

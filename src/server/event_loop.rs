@@ -16,6 +16,7 @@ use crate::arena::Arena;
 use crate::config::Config;
 use crate::http::chunked;
 use crate::http::limits::HEADER_SLOTS;
+use crate::http::spool::{self, Spool, SpooledBody};
 use crate::http::status::bodiless;
 use crate::http::websocket as frames;
 use crate::http::{parse_head, Framing, Head, Header, Limits, Method, ParseError, Request, Response};
@@ -77,6 +78,7 @@ pub(super) struct Setup<H> {
     drain_timeout_ms: u64,
     max_connections: usize,
     ws: crate::config::WsLimits,
+    spool_dir: std::path::PathBuf,
 }
 
 impl<H: Handler> Setup<H> {
@@ -96,6 +98,7 @@ impl<H: Handler> Setup<H> {
             drain_timeout_ms: cfg.drain_timeout_ms,
             max_connections: cfg.max_connections,
             ws: cfg.ws,
+            spool_dir: cfg.storage_path.join("tmp"),
         })
     }
 
@@ -123,6 +126,7 @@ impl<H: Handler> Setup<H> {
             drain_timeout_ms: self.drain_timeout_ms,
             max_connections: self.max_connections,
             ws: self.ws,
+            spool_dir: self.spool_dir,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -169,6 +173,8 @@ struct Loop<H: Handler> {
     drain_timeout_ms: u64,
     max_connections: usize,
     ws: crate::config::WsLimits,
+    /// Where large upload bodies are spooled (`<storage>/tmp`, files unlinked at once).
+    spool_dir: std::path::PathBuf,
     slots: Vec<Slot<H::Socket>>,
     free: Vec<u32>,
     live: usize,
@@ -465,6 +471,14 @@ impl<H: Handler> Loop<H> {
     fn release_buffer(&mut self, idx: usize) {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
+        if c.buf.len() > READ_CHUNK && !c.has_input() {
+            // A buffer grown for an upload is freed once the request is done, not kept for
+            // the life of the connection.
+            c.buf = Vec::new();
+            c.start = 0;
+            c.end = 0;
+            return;
+        }
         if c.buf.len() != READ_CHUNK {
             return;
         }
@@ -489,7 +503,7 @@ impl<H: Handler> Loop<H> {
 
     /// Reads once into the connection's buffer. True when bytes arrived.
     fn read_more(&mut self, idx: usize) -> bool {
-        let max_buffer = self.limits.max_header_bytes + self.limits.max_chunked_raw() + READ_CHUNK;
+        let max_buffer = self.limits.max_header_bytes + self.limits.max_any_body() + READ_CHUNK;
         let now = self.now;
         let Some(slot) = self.slots.get_mut(idx) else { return false };
         let Some(c) = slot.conn.as_mut() else { return false };
@@ -552,10 +566,38 @@ impl<H: Handler> Loop<H> {
             None => return Next::NeedMore,
         };
         let draining = self.draining;
-        let Loop { slots, handler, res, arena, queue, limits, log, .. } = self;
+        let now = self.now;
+        let Loop { slots, handler, res, arena, queue, limits, log, spool_dir, .. } = self;
         let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
         if !c.has_input() {
             return Next::NeedMore;
+        }
+        if let Some(sp) = c.spool.as_mut() {
+            // An upload being spooled: the buffer holds more of its body.
+            let fed = sp.feed(&c.buf[c.start..c.end]);
+            let Ok(n) = fed else {
+                c.spool = None;
+                return self.refuse(idx, ParseError::Unavailable("upload spool write failed"));
+            };
+            c.start += n;
+            if sp.progress >= spool::PROGRESS_BYTES {
+                // Enough progress to deserve another request-timeout window.
+                sp.progress = 0;
+                c.partial_since = now;
+            }
+            if !sp.complete() {
+                return Next::NeedMore;
+            }
+            let finished = c.spool.take().map(|sp| sp.finish());
+            let Some(Ok((head_bytes, body))) = finished else {
+                return self.refuse(idx, ParseError::Unavailable("upload spool map failed"));
+            };
+            let mut headers = [Header::EMPTY; HEADER_SLOTS];
+            let ran = match parse_head(&head_bytes, limits, &mut headers) {
+                Ok(Some(head)) => dispatch(&head, body.bytes(), Some(&body), c.peer, handler, res, arena, queue, tok, log),
+                _ => return self.refuse(idx, ParseError::Bad("spooled head changed")),
+            };
+            return self.after_dispatch(idx, ran, draining);
         }
         // Clearing the full header array costs more than parsing a typical head: parse into
         // a small one first, and only a head with more fields than that uses the full one.
@@ -574,15 +616,33 @@ impl<H: Handler> Loop<H> {
             Err(e) => return self.refuse(idx, e),
             Ok(Some(head)) => match head.framing {
                 Framing::None => {
-                    let ran = dispatch(&head, b"", c.peer, handler, res, arena, queue, tok, log);
+                    let ran = dispatch(&head, b"", None, c.peer, handler, res, arena, queue, tok, log);
                     (ran, head.len)
                 }
                 Framing::Length(n) => {
                     let Some(body) = data.get(head.len..head.len + n) else {
                         let expect = head.expect_continue;
+                        if n >= spool::SPOOL_MIN && is_multipart(&head) {
+                            // Too big to buffer: the rest goes to disk as it arrives.
+                            let head_len = head.len;
+                            let started = Spool::create(spool_dir, &data[..head_len], n).and_then(|mut sp| {
+                                let got = sp.feed(&data[head_len..])?;
+                                Ok((sp, got))
+                            });
+                            match started {
+                                Ok((sp, got)) => {
+                                    c.start += head_len + got;
+                                    c.spool = Some(Box::new(sp));
+                                }
+                                Err(e) => {
+                                    eprintln!("server: cannot spool an upload to {}: {e}", spool_dir.display());
+                                    return self.refuse(idx, ParseError::Unavailable("upload spool unavailable"));
+                                }
+                            }
+                        }
                         return self.await_body(idx, expect);
                     };
-                    let ran = dispatch(&head, body, c.peer, handler, res, arena, queue, tok, log);
+                    let ran = dispatch(&head, body, None, c.peer, handler, res, arena, queue, tok, log);
                     (ran, head.len + n)
                 }
                 Framing::Chunked => {
@@ -603,6 +663,14 @@ impl<H: Handler> Loop<H> {
             },
         };
         c.start += consumed;
+        self.after_dispatch(idx, ran, draining)
+    }
+
+    /// After a request ran: park the connection or queue the response, then reset the
+    /// per-request state (and start a WebSocket when the handler upgraded).
+    fn after_dispatch(&mut self, idx: usize, ran: Ran<H::Socket>, draining: bool) -> Next {
+        let Loop { slots, res, arena, .. } = self;
+        let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
         c.partial_since = if c.has_input() { self.now } else { 0 };
         c.continue_sent = false;
         let mut upgraded = None;
@@ -906,7 +974,7 @@ impl<H: Handler> Loop<H> {
             u64::MAX
         } else if c.pending_out() {
             c.out_since + req
-        } else if c.has_input() {
+        } else if c.has_input() || c.spool.is_some() {
             c.partial_since.max(1) + req
         } else {
             now + idle
@@ -957,6 +1025,7 @@ impl<H: Handler> Loop<H> {
 fn dispatch<H: Handler>(
     head: &Head,
     body: &[u8],
+    spooled: Option<&Arc<SpooledBody>>,
     peer: std::net::IpAddr,
     handler: &mut H,
     res: &mut Response,
@@ -974,6 +1043,7 @@ fn dispatch<H: Handler>(
         http10: head.http10,
         headers: head.headers,
         body,
+        spooled,
         peer,
     };
     let mut parked = None;
@@ -1029,7 +1099,7 @@ fn dispatch_dechunked<H: Handler>(
     let data = &c.buf[c.start..];
     let head = parse_head(&data[..head_len], limits, &mut headers).ok()??;
     let body = data.get(head_len..head_len + body_len)?;
-    Some(dispatch(&head, body, c.peer, handler, res, arena, queue, tok, log))
+    Some(dispatch(&head, body, None, c.peer, handler, res, arena, queue, tok, log))
 }
 
 /// Frames `res` and sends it (or queues it behind earlier output).
@@ -1247,4 +1317,11 @@ fn flush(c: &mut Conn, now: u64) {
     if progress {
         c.out_since = now;
     }
+}
+
+/// Whether the request's body is `multipart/form-data` (an upload, which may be spooled).
+fn is_multipart(head: &Head) -> bool {
+    head.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case(b"content-type") && h.value.get(..19).is_some_and(|v| v.eq_ignore_ascii_case(b"multipart/form-data"))
+    })
 }

@@ -11,6 +11,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fd;
 pub mod memory;
+pub mod mmap;
 pub mod net;
 pub mod process;
 pub mod random;

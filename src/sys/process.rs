@@ -60,3 +60,14 @@ pub fn write_stdout(buf: &[u8]) {
         }
     }
 }
+
+/// Hands the allocator's free memory back to the kernel (glibc `malloc_trim`, all arenas).
+/// Called after rare, large, short-lived allocations (an image decoded for a thumbnail on a
+/// worker thread), which glibc would otherwise keep resident in that thread's arena.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes a plain size and only touches the allocator's own state.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -167,11 +167,15 @@ export default class extends Controller {
       request.upload.addEventListener("progress", event => {
         if (event.lengthComputable) this.messagesOutlet?.updatePendingUpload(clientMessageId, Math.round(event.loaded / event.total * 100))
       })
+      // A refused upload (413 too large, 422, 503 busy) or a lost connection leaves the
+      // pending copy marked as failed rather than spinning forever.
+      const fail = () => this.messagesOutlet?.failPendingMessage(clientMessageId)
       request.addEventListener("load", () => {
         if (request.status < 400) window.Turbo.renderStreamMessage(request.responseText)
+        else fail()
         resolve()
       })
-      request.addEventListener("error", () => resolve())
+      request.addEventListener("error", () => { fail(); resolve() })
       request.send(data)
     })
   }

@@ -3,7 +3,7 @@
 //! key. A bot is a user with role bot and a `bot_token`; its webhook URL lives in `webhooks`.
 //!
 //! Not here: a bot picture upload (`user[avatar]` with a file is answered 422 until this
-//! controller shares the profile upload path) and webhook delivery (no outbound HTTP client).
+//! controller shares the profile upload path). Webhooks are delivered by `app::webhooks`.
 
 use super::bans::parse_id;
 use super::rooms;

@@ -2,8 +2,8 @@
 //! :signed_id/*filename` (and `blobs/proxy`, same shape). The URL is a capability: anyone
 //! holding the signed blob id may fetch the file, no session needed. Representation URLs
 //! (`/rails/active_storage/representations/{redirect,proxy}/:signed_blob_id/:variation_key/
-//! *filename`, still cached in browsers from a Rails install) are answered with the original
-//! blob: there is no in-process image resizing yet, and the variation key is not checked.
+//! *filename`) are answered with the blob's tracked variant for the signed variation (the
+//! thumbnail made at upload, or one Rails made), else with the original blob.
 //!
 //! Rails answers with a redirect to a short-lived disk-service URL; spec/03 §11.2 lets us use
 //! our own scheme, so the file is answered right here (one request instead of two), with the
@@ -13,6 +13,7 @@
 //! which HTTP allows and media players expect).
 
 use crate::app::{storage, AppError, Ctx, Flow, Req};
+use crate::crypto::variation::Variation;
 use crate::crypto::{signed_id, time};
 use crate::db;
 use crate::http::Response;
@@ -42,6 +43,26 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let id = signed_id::verify_blob_signed_id(&cx.keys, rq.route.params.id, time::now_ms(), &mut cx.scratch)
         .ok_or(AppError::NotFound)?;
     let blob = db::blobs::find(&cx.db, id)?.ok_or(AppError::NotFound)?;
+    serve(cx, rq, res, &blob)
+}
+
+/// `GET /rails/active_storage/representations/{redirect,proxy}/:signed_blob_id/:variation_key/*filename`:
+/// the blob's tracked variant for that variation (a message thumbnail, made at upload), served
+/// like a blob; the original itself when no variant was made (an image we cannot shrink, or
+/// one uploaded before). 404 for an invalid signed id or variation key, or an unknown blob.
+pub fn representation(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
+    let now = time::now_ms();
+    let id = signed_id::verify_blob_signed_id(&cx.keys, rq.route.params.id, now, &mut cx.scratch).ok_or(AppError::NotFound)?;
+    let variation = Variation::verify(&cx.keys, rq.route.params.variation, now, &mut cx.scratch).ok_or(AppError::NotFound)?;
+    let blob = match db::blobs::variant(&cx.db, id, &variation.digest())? {
+        Some(v) => v,
+        None => db::blobs::find(&cx.db, id)?.ok_or(AppError::NotFound)?,
+    };
+    serve(cx, rq, res, &blob)
+}
+
+/// Answers with the file of `blob`: content type and disposition rules, ranges, size limits.
+fn serve(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, blob: &db::blobs::Blob) -> Result<Flow, AppError> {
     let path = storage::blob_path(&cx.config.storage_path, &blob.key).ok_or(AppError::NotFound)?;
     let mut file = File::open(&path).map_err(|e| {
         eprintln!("blob {}: {}: {e}", blob.id, path.display());

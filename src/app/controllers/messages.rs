@@ -3,18 +3,20 @@
 //! an administrator. Every write goes through the writer; the broadcasts of spec/06 §11.1–11.2
 //! go out once the write has committed, rendered once and shared with the HTTP answer.
 //!
-//! Not here yet: file uploads (`message[attachment]`, the Files issue). After the broadcasts
-//! of a new message `post` queues bot webhooks (`app::webhooks`) and Web Push (`push::message_posted`).
+//! A `message[attachment]` file is stored, analyzed and thumbnailed on the worker before its
+//! message is written (`app::attachments`). After the broadcasts of a new message `post` queues
+//! bot webhooks (`app::webhooks`) and Web Push (`push::message_posted`).
 
 use crate::app::layout::{self, Page};
+use crate::app::attachments::{self, StoredAttachment, Upload};
 use crate::app::message_view::{self, Renderer};
-use crate::app::room_streams;
 use crate::app::webhooks;
+use crate::app::{room_streams, storage};
 use crate::crypto::Keys;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::messages::{Message, NewMessage};
 use crate::db::rooms::Room;
-use crate::db::{self, memberships, messages, rooms};
+use crate::db::{self, memberships, messages, rooms, Job};
 use crate::http::Response;
 use crate::richtext::{self, Mention};
 use crate::views::{self, Out};
@@ -100,16 +102,18 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if !rq.params.has_group("message") {
         return Err(AppError::BadRequest("param is missing or the value is empty: message"));
     }
-    if rq.params.file("message[attachment]", rq.http.body).is_some() {
-        return Err(AppError::Unprocessable("file uploads are not supported yet"));
-    }
-    let body = rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b)));
+    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
+    let body = match upload {
+        // Rails takes the attachment alone when one is sent.
+        Some(_) => None,
+        None => rq.params.get("message[body]").map(|b| richtext::canonicalize_for_save(&String::from_utf8_lossy(b))),
+    };
     let cmid = match rq.params.get_str("message[client_message_id]").filter(|s| !s.is_empty()) {
         Some(s) => s.to_owned(),
         None => String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned(),
     };
     let stream_answer = rq.wants_turbo_stream() || !accepts_only_html(rq);
-    post(cx, rq, &room, user.id, body, cmid, move |_, res, m, stream| {
+    post(cx, rq, &room, user.id, body, upload, cmid, move |_, res, m, stream| {
         if stream_answer {
             res.status(200);
             res.header("Content-Type", TURBO_STREAM);
@@ -121,19 +125,23 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     })
 }
 
-/// The write path of every new text message (browser and bot API): stores the message with
-/// its search row, room touch and unread marks in one writer job, then — back on the loop
+/// The write path of every new message (browser and bot API): stores the message with its
+/// search row, room touch and unread marks in one writer job, then — back on the loop
 /// after COMMIT — renders the partial once, broadcasts the `append` (M1) and the unread
 /// fan-out (U1), hands the message and the stream bytes to `answer` to fill the response, and
-/// queues the bot webhooks the message calls for (spec/04 §4; webhook replies are posted by
-/// `app::webhooks` through `insert` and `announce`, never through here, so they trigger none).
-/// `body` is already canonical rich text (`richtext::canonicalize_for_save`).
+/// queues the bot webhooks and pushes the message calls for (spec/04 §3–4; webhook replies are
+/// posted by `app::webhooks` through `insert` and `announce`, never through here, so they
+/// trigger no webhook). `body` is already canonical rich text (`richtext::canonicalize_for_save`).
+/// An `upload` is first stored, analyzed and thumbnailed on the worker (`attachments::store`);
+/// its rows join the message's in the same job, and its files are deleted again if that job fails.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn post(
     cx: &mut Ctx,
     rq: &mut Req<'_, '_>,
     room: &Room,
     creator_id: i64,
     body: Option<String>,
+    upload: Option<Upload>,
     cmid: String,
     answer: impl FnOnce(&mut Ctx, &mut Response, &Message, &[u8]) -> Result<(), AppError> + Send + 'static,
 ) -> Result<Flow, AppError> {
@@ -141,17 +149,29 @@ pub(crate) fn post(
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
     };
+    // Rails' plain text of an attachment message is its file name (search finds it by that).
+    let plain = match &upload {
+        Some(u) if plain.is_empty() => u.filename.clone(),
+        _ => plain,
+    };
     let hook = webhooks::candidate(room, body.as_deref(), &plain);
     let now = db::time::now_us();
     let (room_id, kind) = (room.id, room.kind);
     let pushed_room = room.clone();
-    cx.write(
-        rq,
-        {
-            let cmid = cmid.clone();
-            move |c| insert(c, room_id, creator_id, &cmid, body.as_deref(), &plain, now)
-        },
-        move |cx, res, created| {
+    let ticket = rq.ticket();
+    let write = {
+        let cmid = cmid.clone();
+        move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, Vec<i64>)> {
+            let (id, members) = insert(c, room_id, creator_id, &cmid, body.as_deref(), &plain, now)?;
+            if let Some(a) = attachment {
+                a.attach(c, id, now)?;
+            }
+            Ok((id, members))
+        }
+    };
+    // Back on the loop after COMMIT: render once, broadcast, answer, then webhooks and pushes.
+    let then = {
+        move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
             let stream = announce(&cx.db, &cx.keys, kind, &m, &members)?;
@@ -160,8 +180,40 @@ pub(crate) fn post(
                 webhooks::message_posted(cx, hook, &m);
             }
             answer(cx, res, &m, &stream)
-        },
-    )
+        }
+    };
+    // Without a file the message goes straight to the writer; with one, the worker stores it
+    // first and hands the rows to the writer itself.
+    let Some(upload) = upload else {
+        cx.writer.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
+        return Ok(Flow::Parked);
+    };
+    let (root, writer, route) = (cx.config.storage_path.clone(), cx.writer.clone(), rq.route.name);
+    let queued = cx.worker.submit(move || match attachments::store(&root, upload) {
+        Err(e) => {
+            eprintln!("messages#create: cannot store the attachment: {e}");
+            ticket.finish(|_, _| Err(AppError::Internal("attachment not stored")));
+        }
+        Ok(stored) => {
+            let keys = stored.keys();
+            writer.submit(Job::new(
+                move |c| write(c, Some(&stored)),
+                move |r| {
+                    ticket.finish(move |cx, res| {
+                        if r.is_err() {
+                            // No rows refer to these files: they must not outlive the failure.
+                            storage::delete(&cx.config.storage_path, &keys);
+                        }
+                        then(cx, res, r)
+                    })
+                },
+            ))
+        }
+    });
+    if !queued {
+        eprintln!("app: {route}: worker queue full, answering 503");
+    }
+    Ok(Flow::Parked)
 }
 
 /// The writer's part of a new text message (on the writer's connection): the message with
@@ -291,7 +343,7 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
 }
 
 /// The write path of every deletion (browser and bot API): destroys `m` with its boosts,
-/// body and search row, then after COMMIT broadcasts `remove` (M3) and calls `answer` with
+/// body, search row and attachment (rows, then files after COMMIT), then after COMMIT broadcasts `remove` (M3) and calls `answer` with
 /// the stream bytes. A message gone meanwhile is 404.
 pub(crate) fn remove(
     cx: &mut Ctx,
@@ -304,9 +356,15 @@ pub(crate) fn remove(
     let kind = room.kind;
     cx.write(
         rq,
-        move |c| messages::destroy(c, m.id, now),
-        move |_, res, destroyed| {
-            destroyed?.ok_or(AppError::NotFound)?;
+        move |c| {
+            // The attachment's blobs and variants go with the message (Rails purges them in a
+            // job); their files are deleted once this has committed.
+            let files = db::blobs::detach(c, "Message", m.id, "attachment")?;
+            Ok(messages::destroy(c, m.id, now)?.map(|_| files))
+        },
+        move |cx, res, destroyed| {
+            let files = destroyed?.ok_or(AppError::NotFound)?;
+            storage::delete(&cx.config.storage_path, &files);
             let target = format!("message_{}", m.client_message_id);
             let mut stream = Vec::with_capacity(96);
             views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));

@@ -4,11 +4,13 @@
 //! as the text. Writes go through the browser controller's write path (`messages::post`,
 //! `revise`, `remove`), so the search row, unread marks and broadcasts are the same.
 //!
-//! Not here: attachments (`attachment` file field) are answered 422 until uploads exist.
-//! Posts deliver bot webhooks like browser posts do (`messages::post` → `app::webhooks`).
+//! A multipart `attachment` file field posts that file as the message (stored and
+//! thumbnailed like a browser upload). Posts deliver bot webhooks like browser posts do
+//! (`messages::post` → `app::webhooks`).
 
 use super::bans::parse_id;
 use super::messages::{self as browser, origin};
+use crate::app::attachments::Upload;
 use crate::app::message_view;
 use crate::app::{AppError, Ctx, Flow, Req};
 use crate::db::messages::{self, Message};
@@ -59,16 +61,17 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let bot_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
-    if rq.params.file("attachment", rq.http.body).is_some() {
-        return Err(AppError::Unprocessable("bot attachments are not supported yet"));
-    }
-    // Rails gives the raw text to Action Text, which takes it as HTML: the same canonical
-    // form as a browser body.
-    let text = raw_text(rq)?;
-    let body = richtext::canonicalize_for_save(&text);
+    // A multipart `attachment` is the message alone (Rails ignores any text then);
+    // otherwise Rails gives the raw text to Action Text, which takes it as HTML: the same
+    // canonical form as a browser body.
+    let upload = rq.params.file("attachment", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
+    let body = match upload {
+        Some(_) => None,
+        None => Some(richtext::canonicalize_for_save(&raw_text(rq)?)),
+    };
     let cmid = String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned();
     let origin = origin(cx, rq);
-    browser::post(cx, rq, &room, bot_id, Some(body), cmid, move |_, res, m, _| {
+    browser::post(cx, rq, &room, bot_id, body, upload, cmid, move |_, res, m, _| {
         res.status(201);
         res.header("Location", format!("{origin}/messages/{}", m.id).as_bytes());
         Ok(())

@@ -1,0 +1,284 @@
+//! Image thumbnails made in-process (design §12 "Files"): the `thumb` variant Rails makes for
+//! a message attachment (`resize_to_limit: [1200, 800]`, the format kept), without libvips.
+//!
+//! JPEG is decoded with `jpeg-decoder`, asking it for the smallest DCT scale (1/2, 1/4, 1/8)
+//! that still covers the thumbnail, so a 12-megapixel photo is decoded at a quarter of its
+//! pixels; PNG with `png`, one row at a time straight into the resizer (`resize.rs`, ours),
+//! so the full-size image is never held. The results are encoded with `jpeg-encoder` / `png`.
+//! JPEGs are turned upright by their EXIF orientation (`orient.rs`), as libvips does.
+//! Decoders get a hard allocation cap (`MAX_DECODE_BYTES`); anything over it, or any format
+//! other than JPEG and PNG, gets no thumbnail (`Outcome::Unsupported`) and the message shows
+//! the original file instead (GIF and WebP images that need shrinking, CMYK JPEGs, video).
+//!
+//! Runs on the worker pool, never on a loop: a large photo takes tens of milliseconds.
+
+pub mod orient;
+pub mod resize;
+
+use resize::{fit, Resizer};
+use std::io::Cursor;
+
+/// Rails' `Message::Attachment::THUMBNAIL_MAX_WIDTH` / `_HEIGHT`.
+pub const THUMB_MAX_WIDTH: u32 = 1200;
+pub const THUMB_MAX_HEIGHT: u32 = 800;
+/// Most bytes a decoder may allocate for one image (decoded planes and output). A JPEG
+/// decode at 4:2:0 takes about 4.5 bytes per output pixel, so this admits 1.4 megapixels:
+/// a 1200×1000 image at full scale, a 4K or 12-megapixel photo at 1/4 (thumbnails of 960×540
+/// and 1000×750: a little under the 1200×800 limit, which the page shows at half size). It is
+/// the worker's peak beside the upload itself, and must leave room in a 15 MB container.
+pub const MAX_DECODE_BYTES: usize = 6 * 1024 * 1024;
+/// JPEG quality of thumbnails (libvips' default is 75; a little more for photos of text).
+pub const JPEG_QUALITY: u8 = 80;
+
+/// A thumbnail made from an image.
+pub struct Thumbnail {
+    pub data: Vec<u8>,
+    pub content_type: &'static str,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// What `thumbnail` made of an image.
+pub enum Outcome {
+    /// The image already fits: its thumbnail is the image itself.
+    AlreadyFits,
+    /// A smaller copy, in the same format.
+    Made(Thumbnail),
+    /// Not an image we can shrink (type, size, corruption): no thumbnail.
+    Unsupported,
+}
+
+/// Shrinks `data` (a JPEG or PNG, told apart by its bytes) to fit `max_w`×`max_h`, keeping
+/// its aspect ratio and format. Other formats are `Unsupported` (the caller knows their size
+/// from the blob's metadata and can tell whether they already fit). Never panics on hostile input; allocations stay under
+/// `MAX_DECODE_BYTES` plus the thumbnail itself.
+pub fn thumbnail(data: &[u8], max_w: u32, max_h: u32) -> Outcome {
+    let made = if data.starts_with(b"\xff\xd8\xff") {
+        jpeg(data, max_w, max_h)
+    } else if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        png(data, max_w, max_h)
+    } else {
+        return Outcome::Unsupported;
+    };
+    match made {
+        Some(Some(t)) => Outcome::Made(t),
+        Some(None) => Outcome::AlreadyFits,
+        None => Outcome::Unsupported,
+    }
+}
+
+/// A JPEG thumbnail; `Some(None)` when the image already fits.
+fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
+    use jpeg_decoder::PixelFormat;
+    let mut d = jpeg_decoder::Decoder::new(Cursor::new(data));
+    d.set_max_decoding_buffer_size(MAX_DECODE_BYTES);
+    d.read_info().ok()?;
+    let info = d.info()?;
+    let (w, h) = (info.width as u32, info.height as u32);
+    // The limit applies to the picture as shown, after its EXIF turn.
+    let orientation = orient::jpeg_orientation(data);
+    let swap = orient::swaps_axes(orientation);
+    let (ow, oh) = if swap { (h, w) } else { (w, h) };
+    let (otw, oth) = fit(ow, oh, max_w, max_h);
+    if (otw, oth) == (ow, oh) {
+        return Some(None);
+    }
+    let (tw, th) = if swap { (oth, otw) } else { (otw, oth) };
+    let channels = match info.pixel_format {
+        PixelFormat::L8 => 1,
+        PixelFormat::RGB24 => 3,
+        // CMYK and 16-bit lossless JPEGs are rare in chat; they keep the original.
+        _ => return None,
+    };
+    // The coarsest DCT scale that still covers the thumbnail, coarser still when that would
+    // not fit the decoding budget (the thumbnail is then a little smaller than 1200×800).
+    let (mut rw, mut rh) = (tw, th);
+    let (sw, sh) = loop {
+        let (sw, sh) = d.scale(rw.min(65535) as u16, rh.min(65535) as u16).ok()?;
+        let bytes = (sw as usize) * (sh as usize) * channels;
+        if bytes / 2 * 3 <= MAX_DECODE_BYTES {
+            break (sw as u32, sh as u32);
+        }
+        if rw <= 1 && rh <= 1 {
+            return None;
+        }
+        (rw, rh) = ((rw / 2).max(1), (rh / 2).max(1));
+    };
+    let pixels = d.decode().ok()?;
+    // The thumbnail's own size when the decode covers it; smaller when the budget forced a
+    // coarser scale (computed afresh from the decoded size, which keeps the aspect ratio).
+    let (dw, dh) = if sw >= tw && sh >= th { (tw, th) } else { fit(sw, sh, tw, th) };
+    let mut r = Resizer::new(sw, sh, dw, dh, channels)?;
+    for row in pixels.chunks(sw as usize * channels) {
+        r.push_row(row);
+    }
+    drop(pixels);
+    let (dw, dh) = r.size();
+    let (out, dw, dh) = orient::apply(r.finish(), dw, dh, channels, orientation);
+    let mut data = Vec::with_capacity(out.len() / 8);
+    let color = if channels == 1 { jpeg_encoder::ColorType::Luma } else { jpeg_encoder::ColorType::Rgb };
+    jpeg_encoder::Encoder::new(&mut data, JPEG_QUALITY).encode(&out, dw as u16, dh as u16, color).ok()?;
+    Some(Some(Thumbnail { data, content_type: "image/jpeg", width: dw, height: dh }))
+}
+
+/// A PNG thumbnail; `Some(None)` when the image already fits.
+fn png(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
+    let mut d = png::Decoder::new_with_limits(Cursor::new(data), png::Limits { bytes: MAX_DECODE_BYTES });
+    d.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = d.read_info().ok()?;
+    let (w, h, interlaced) = {
+        let i = reader.info();
+        (i.width, i.height, i.interlaced)
+    };
+    let (tw, th) = fit(w, h, max_w, max_h);
+    if (tw, th) == (w, h) {
+        return Some(None);
+    }
+    let (color, _) = reader.output_color_type();
+    let channels = color.samples();
+    let mut r = Resizer::new(w, h, tw, th, channels)?;
+    if interlaced {
+        // Interlaced rows arrive pass by pass: decode the whole image (within the budget).
+        let size = reader.output_buffer_size().filter(|&n| n <= MAX_DECODE_BYTES)?;
+        let mut buf = vec![0u8; size];
+        let frame = reader.next_frame(&mut buf).ok()?;
+        for row in buf.chunks(frame.line_size.max(1)).take(h as usize) {
+            r.push_row(row);
+        }
+    } else {
+        while let Some(row) = reader.next_row().ok()? {
+            r.push_row(row.data());
+        }
+    }
+    let out = r.finish();
+    let mut data = Vec::with_capacity(out.len() / 2);
+    {
+        let mut e = png::Encoder::new(&mut data, tw, th);
+        e.set_color(match channels {
+            1 => png::ColorType::Grayscale,
+            2 => png::ColorType::GrayscaleAlpha,
+            3 => png::ColorType::Rgb,
+            _ => png::ColorType::Rgba,
+        });
+        e.set_depth(png::BitDepth::Eight);
+        e.set_compression(png::Compression::Fast);
+        let mut wr = e.write_header().ok()?;
+        wr.write_image_data(&out).ok()?;
+        wr.finish().ok()?;
+    }
+    Some(Some(Thumbnail { data, content_type: "image/png", width: tw, height: th }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jpeg_of(w: u16, h: u16) -> Vec<u8> {
+        let px: Vec<u8> = [30u8, 90, 200].iter().copied().cycle().take(w as usize * h as usize * 3).collect();
+        let mut out = Vec::new();
+        jpeg_encoder::Encoder::new(&mut out, 90).encode(&px, w, h, jpeg_encoder::ColorType::Rgb).unwrap();
+        out
+    }
+
+    fn png_of(w: u32, h: u32) -> Vec<u8> {
+        let px: Vec<u8> = (0..w as usize * h as usize).flat_map(|i| [(i % 256) as u8, 0, 255, 128]).collect();
+        let mut out = Vec::new();
+        let mut e = png::Encoder::new(&mut out, w, h);
+        e.set_color(png::ColorType::Rgba);
+        e.set_depth(png::BitDepth::Eight);
+        let mut wr = e.write_header().unwrap();
+        wr.write_image_data(&px).unwrap();
+        wr.finish().unwrap();
+        out
+    }
+
+    #[test]
+    fn a_big_jpeg_is_shrunk_to_the_limit_and_still_decodes() {
+        let Outcome::Made(t) = thumbnail(&jpeg_of(2400, 1000), THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) else { panic!("no thumbnail") };
+        assert_eq!((t.width, t.height, t.content_type), (1200, 500, "image/jpeg"));
+        let mut d = jpeg_decoder::Decoder::new(Cursor::new(&t.data));
+        let px = d.decode().unwrap();
+        let info = d.info().unwrap();
+        assert_eq!((info.width, info.height, px.len()), (1200, 500, 1200 * 500 * 3));
+        // The colour survives resizing and JPEG's loss.
+        let near = |a: u8, b: i32| (a as i32 - b).abs() < 8;
+        assert!(px.chunks(3).all(|p| near(p[0], 30) && near(p[1], 90) && near(p[2], 200)));
+    }
+
+    #[test]
+    fn a_portrait_phone_photo_is_turned_upright_within_the_limit() {
+        // Stored 2400×1600 landscape with "rotate 90° clockwise": shown as 1600×2400.
+        let plain = jpeg_of(2400, 1600);
+        let exif = orient::tests::jpeg_with_orientation(6, true);
+        let mut photo = exif[..exif.len() - 4].to_vec(); // SOI + APP0 + APP1, without the fake SOS
+        photo.extend_from_slice(&plain[2..]);
+        assert_eq!(orient::jpeg_orientation(&photo), 6);
+        let Outcome::Made(t) = thumbnail(&photo, 1200, 800) else { panic!("no thumbnail") };
+        assert_eq!((t.width, t.height), (533, 800), "fits 1200×800 as shown, upright");
+    }
+
+    #[test]
+    fn a_big_png_is_shrunk_row_by_row() {
+        let Outcome::Made(t) = thumbnail(&png_of(1600, 1600), 1200, 800) else { panic!("no thumbnail") };
+        assert_eq!((t.width, t.height, t.content_type), (800, 800, "image/png"));
+        let mut r = png::Decoder::new(Cursor::new(&t.data)).read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        r.next_frame(&mut buf).unwrap();
+        assert!(buf.chunks(4).all(|p| p[1] == 0 && p[2] == 255 && p[3] == 128));
+    }
+
+    #[test]
+    fn small_images_fit_and_garbage_is_unsupported() {
+        assert!(matches!(thumbnail(&jpeg_of(64, 32), 1200, 800), Outcome::AlreadyFits));
+        assert!(matches!(thumbnail(&png_of(10, 10), 1200, 800), Outcome::AlreadyFits));
+        assert!(matches!(thumbnail(b"GIF89a\x10\x27\x08\x00", 1200, 800), Outcome::Unsupported));
+        assert!(matches!(thumbnail(b"not an image", 1200, 800), Outcome::Unsupported));
+        let mut cut = jpeg_of(2400, 1000);
+        cut.truncate(cut.len() / 3);
+        let _ = thumbnail(&cut, 1200, 800); // a cut-off file may give a partial image, never a panic
+        let mut bad = png_of(1600, 1600);
+        let n = bad.len();
+        bad[n / 2..].iter_mut().for_each(|b| *b = 0x5a);
+        assert!(matches!(thumbnail(&bad, 1200, 800), Outcome::Unsupported));
+    }
+
+    #[test]
+    fn mutated_images_never_panic() {
+        // Bytes flipped, runs zeroed and files cut at random places, through the whole pipeline
+        // (EXIF walk, decoders, resizer, encoders): a panic would abort the release build.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut exif_jpeg = orient::tests::jpeg_with_orientation(6, false);
+        exif_jpeg.truncate(exif_jpeg.len() - 4);
+        exif_jpeg.extend_from_slice(&jpeg_of(240, 160)[2..]);
+        for base in [jpeg_of(240, 160), exif_jpeg, png_of(240, 160)] {
+            for _ in 0..400 {
+                let mut d = base.clone();
+                for _ in 0..1 + next() % 6 {
+                    let at = (next() as usize) % d.len();
+                    match next() % 3 {
+                        0 => d[at] ^= 1 << (next() % 8),
+                        1 => d[at..].iter_mut().take(1 + (next() % 16) as usize).for_each(|b| *b = 0),
+                        _ => d.truncate(at.max(8)),
+                    }
+                }
+                let _ = thumbnail(&d, 100, 60);
+                let _ = orient::jpeg_orientation(&d);
+            }
+        }
+    }
+
+    #[test]
+    fn a_jpeg_too_big_to_decode_within_the_budget_is_refused_not_allocated() {
+        // 65000×65000 claimed in the header: even at 1/8 it is over the budget.
+        let mut j = jpeg_of(16, 16);
+        let sof = j.windows(2).position(|w| w == [0xff, 0xc0]).unwrap();
+        j[sof + 5..sof + 9].copy_from_slice(&[0xfd, 0xe8, 0xfd, 0xe8]);
+        assert!(matches!(thumbnail(&j, 1200, 800), Outcome::Unsupported));
+    }
+}

@@ -1,0 +1,241 @@
+//! Message attachments against the real binary (spec/02 §4.26 `message[attachment]`, §4.15
+//! representations, spec/01 §12.4–12.5, bench/workloads.md §9): a multipart post answers the
+//! append stream with the thumbnail's `<img>`, the thumbnail URL serves a JPEG within
+//! 1200×800, other files get the download row, and bad uploads get 413/400 without harm.
+
+mod support;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use support::*;
+
+const BOUNDARY: &str = "----campfireTestBoundary7MA4YWxk";
+
+/// The multipart body a browser's XHR `FormData` sends.
+fn multipart(fields: &[(&str, &str)], file: Option<(&str, &str, &str, &[u8])>) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (name, value) in fields {
+        b.extend_from_slice(format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes());
+    }
+    if let Some((name, filename, content_type, data)) = file {
+        b.extend_from_slice(
+            format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\nContent-Type: {content_type}\r\n\r\n").as_bytes(),
+        );
+        b.extend_from_slice(data);
+        b.extend_from_slice(b"\r\n");
+    }
+    b.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    b
+}
+
+fn upload(s: &Seeded, user: i64, room: i64, filename: &str, content_type: &str, data: &[u8], cmid: &str) -> Response {
+    let body = multipart(&[("message[client_message_id]", cmid)], Some(("message[attachment]", filename, content_type, data)));
+    let req = Request {
+        method: "POST",
+        path: format!("/rooms/{room}/messages"),
+        headers: vec![
+            ("Content-Type".into(), format!("multipart/form-data; boundary={BOUNDARY}")),
+            ("Accept".into(), "text/vnd.turbo-stream.html, text/html".into()),
+            ("X-CSRF-Token".into(), "token".into()),
+            ("Sec-Fetch-Site".into(), "same-origin".into()),
+        ],
+        body,
+    };
+    s.srv.send(&req.cookies(&s.jar(user)))
+}
+
+/// A GET whose body is kept as bytes (images), with the response head as text.
+fn fetch(port: u16, path: &str) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, head, raw[split + 4..].to_vec())
+}
+
+fn attr<'a>(html: &'a str, tag_start: &str, name: &str) -> &'a str {
+    let tag = &html[html.find(tag_start).unwrap_or_else(|| panic!("no {tag_start} in {html}"))..];
+    let tag = &tag[..tag.find('>').unwrap()];
+    let at = tag.find(&format!(" {name}=\"")).unwrap_or_else(|| panic!("no {name} in {tag}")) + name.len() + 3;
+    &tag[at..at + tag[at..].find('"').unwrap()]
+}
+
+fn jpeg(w: u16, h: u16) -> Vec<u8> {
+    // A horizontal gradient, so a broken resize would show.
+    let px: Vec<u8> = (0..h as usize).flat_map(|_| (0..w as usize).flat_map(|x| [(x * 255 / w as usize) as u8, 80, 160])).collect();
+    let mut out = Vec::new();
+    jpeg_encoder::Encoder::new(&mut out, 85).encode(&px, w, h, jpeg_encoder::ColorType::Rgb).unwrap();
+    out
+}
+
+#[test]
+fn an_image_upload_answers_the_stream_and_its_thumbnail_fits_the_variant() {
+    let s = start();
+    let original = jpeg(2400, 1600);
+    let r = upload(&s, DAVID, HQ, "black_hole.jpg", "image/jpeg", &original, "up-1");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.header("Content-Type").unwrap().starts_with("text/vnd.turbo-stream.html"));
+    assert!(r.body.starts_with(&format!(r#"<turbo-stream action="append" target="messages_rooms_open_{HQ}">"#)));
+    assert!(r.body.contains(r#"id="message_up-1""#));
+    let src = attr(&r.body, "<img class=\"message__attachment\"", "src").replace("&amp;", "&");
+    assert!(src.starts_with("/rails/active_storage/representations/redirect/"), "{src}");
+    assert!(src.ends_with("/black_hole.jpg"));
+    assert_eq!(attr(&r.body, "<img class=\"message__attachment\"", "width"), "1200");
+    assert_eq!(attr(&r.body, "<img class=\"message__attachment\"", "height"), "800");
+
+    // Rows: the blob with Rails' metadata, its attachment, the tracked thumb variant.
+    let id = s.query_int("SELECT id FROM messages WHERE client_message_id = 'up-1'");
+    let blob = |col: &str| {
+        s.query_text(&format!(
+            "SELECT b.{col} FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id \
+             WHERE a.record_type = 'Message' AND a.record_id = {id} AND a.name = 'attachment'"
+        ))
+    };
+    assert_eq!(blob("metadata"), r#"{"identified":true,"width":2400,"height":1600,"analyzed":true}"#);
+    assert_eq!(blob("content_type"), "image/jpeg");
+    assert_eq!(blob("service_name"), "local");
+    assert_eq!(blob("byte_size"), original.len().to_string());
+    assert_eq!(blob("checksum").len(), 24, "base64 of an MD5");
+    assert_eq!(
+        s.query_text(&format!(
+            "SELECT v.variation_digest FROM active_storage_variant_records v JOIN active_storage_attachments a \
+             ON a.record_type = 'Message' AND a.blob_id = v.blob_id WHERE a.record_id = {id}"
+        )),
+        "IBhrLAIapu+NCId+2Kz6EqUWRKY="
+    );
+    assert_eq!(s.query_text(&format!("SELECT body FROM message_search_index WHERE rowid = {id}")), "black_hole.jpg");
+
+    // The thumbnail: a JPEG exactly within the variant's bounds, with the gradient kept.
+    let (status, head, bytes) = fetch(s.srv.port, &src);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("Content-Type: image/jpeg"), "{head}");
+    assert!(bytes.len() < original.len());
+    let mut d = jpeg_decoder::Decoder::new(&bytes[..]);
+    let px = d.decode().expect("the thumbnail decodes");
+    let info = d.info().unwrap();
+    assert!(info.width <= 1200 && info.height <= 800);
+    assert_eq!((info.width, info.height), (1200, 800));
+    let left = px[3 * (400 * 1200 + 10)];
+    let right = px[3 * (400 * 1200 + 1190)];
+    assert!(left < 20 && right > 235, "gradient kept: {left} … {right}");
+
+    // The download link serves the original, as an attachment.
+    let download = attr(&r.body, "<a class=\"message__attachment-download\"", "href").replace("&amp;", "&");
+    let (status, head, bytes) = fetch(s.srv.port, &download);
+    assert_eq!(status, 200);
+    assert!(head.contains("Content-Disposition: attachment; filename=\"black_hole.jpg\""), "{head}");
+    assert_eq!(bytes, original);
+
+    // The room page renders the same markup.
+    let page = s.get(DAVID, &format!("/rooms/{HQ}/messages"));
+    assert!(page.body.contains(&src.replace('&', "&amp;")));
+}
+
+#[test]
+fn a_small_image_is_its_own_thumbnail_and_other_files_get_a_download_row() {
+    let s = start();
+    let small = jpeg(64, 48);
+    let r = upload(&s, DAVID, HQ, "tiny.jpeg", "image/jpeg", &small, "up-2");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let src = attr(&r.body, "<img class=\"message__attachment\"", "src").replace("&amp;", "&");
+    assert!(src.ends_with("/tiny.jpeg"));
+    let (status, _, bytes) = fetch(s.srv.port, &src);
+    assert_eq!((status, bytes == small), (200, true), "an image within bounds is served as is");
+
+    let r = upload(&s, DAVID, HQ, "notes.txt", "text/plain", b"some notes", "up-3");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(!r.body.contains("<img class=\"message__attachment\""));
+    assert!(r.body.contains(r#"<span class="message__filename">notes.txt</span>"#), "{}", r.body);
+    let href = attr(&r.body, "<a class=\"btn message__action-btn message__attachment-download", "href").replace("&amp;", "&");
+    assert!(href.ends_with("/notes.txt?disposition=attachment"), "{href}");
+    let (status, head, bytes) = fetch(s.srv.port, &href);
+    assert_eq!((status, bytes.as_slice()), (200, &b"some notes"[..]));
+    assert!(head.contains("Content-Type: text/plain"));
+    let id = s.query_int("SELECT id FROM messages WHERE client_message_id = 'up-3'");
+    assert_eq!(
+        s.query_int(&format!(
+            "SELECT count(*) FROM active_storage_variant_records v JOIN active_storage_attachments a \
+             ON a.record_type = 'Message' AND a.blob_id = v.blob_id WHERE a.record_id = {id}"
+        )),
+        0,
+        "no thumbnail for a text file"
+    );
+
+    // Deleting the photo message removes its blob, its variant and both files.
+    let photo = s.query_int("SELECT id FROM messages WHERE client_message_id = 'up-2'");
+    let keys: Vec<String> = s
+        .query_text(&format!(
+            "SELECT group_concat(key, ' ') FROM active_storage_blobs WHERE id IN (SELECT blob_id FROM active_storage_attachments \
+             WHERE (record_type = 'Message' AND record_id = {photo}) OR (record_type = 'ActiveStorage::VariantRecord' AND record_id IN \
+             (SELECT v.id FROM active_storage_variant_records v JOIN active_storage_attachments a ON a.blob_id = v.blob_id \
+              WHERE a.record_type = 'Message' AND a.record_id = {photo})))"
+        ))
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    assert_eq!(keys.len(), 2, "the original and its thumbnail");
+    let path = |k: &str| s.srv.dir.join("storage/files").join(&k[0..2]).join(&k[2..4]).join(k);
+    assert!(keys.iter().all(|k| path(k).exists()));
+    let del = Request { method: "DELETE", ..Request::post_form(&format!("/rooms/{HQ}/messages/{photo}"), &[]) }
+        .header("Accept", "text/vnd.turbo-stream.html");
+    assert_eq!(s.srv.send(&del.cookies(&s.jar(DAVID))).status, 200);
+    assert!(keys.iter().all(|k| !path(k).exists()), "files deleted");
+    assert_eq!(s.query_int(&format!("SELECT count(*) FROM active_storage_blobs WHERE key IN ('{}', '{}')", keys[0], keys[1])), 0);
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_variant_records"), 0);
+}
+
+#[test]
+fn oversize_and_malformed_uploads_are_refused_without_harm() {
+    let s = start_with(&[("CAMPFIRE_MAX_UPLOAD", "200000")]);
+    let before = s.query_int("SELECT count(*) FROM messages");
+    let big = vec![b'x'; 300_000];
+    let r = upload(&s, DAVID, HQ, "big.bin", "application/octet-stream", &big, "up-4");
+    assert_eq!(r.status, 413);
+    // Just under the limit is fine.
+    let ok = upload(&s, DAVID, HQ, "fine.bin", "application/octet-stream", &big[..150_000], "up-5");
+    assert_eq!(ok.status, 200, "{}", ok.body);
+
+    let broken = Request {
+        method: "POST",
+        path: format!("/rooms/{HQ}/messages"),
+        headers: vec![
+            ("Content-Type".into(), format!("multipart/form-data; boundary={BOUNDARY}")),
+            ("Sec-Fetch-Site".into(), "same-origin".into()),
+        ],
+        body: format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"message[attachment]\"; filename=\"a.png\"\r\n\r\nno end").into_bytes(),
+    };
+    assert_eq!(s.srv.send(&broken.cookies(&s.jar(DAVID))).status, 400);
+    // A file that claims to be a JPEG but is not: stored as a file, no thumbnail, no crash.
+    let fake = upload(&s, DAVID, HQ, "fake.jpg", "image/jpeg", b"\xff\xd8\xff\xe0garbage", "up-6");
+    assert_eq!(fake.status, 200, "{}", fake.body);
+    assert_eq!(s.query_int("SELECT count(*) FROM messages"), before + 2);
+    assert_eq!(s.get(DAVID, "/up").status, 200, "the server is still up");
+}
+
+#[test]
+fn a_large_upload_is_spooled_to_disk_and_stored_intact() {
+    let s = start();
+    // Over the spool threshold (256 KiB) and over the ordinary body limit (1 MiB).
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let r = upload(&s, DAVID, HQ, "data.bin", "application/octet-stream", &big, "up-big");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let href = attr(&r.body, "<a class=\"btn message__action-btn message__attachment-download", "href").replace("&amp;", "&");
+    let (status, _, bytes) = fetch(s.srv.port, &href);
+    assert_eq!(status, 200);
+    assert!(bytes == big, "the stored file is the uploaded one");
+    let tmp = s.srv.dir.join("storage/tmp");
+    assert_eq!(std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0), 0, "spool files have no name");
+    // Proof that the body went through the spool: with no spool folder possible, the same
+    // upload is refused (503), while a small one, kept in memory, still works.
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::write(&tmp, b"not a folder").unwrap();
+    assert_eq!(upload(&s, DAVID, HQ, "data.bin", "application/octet-stream", &big, "up-big2").status, 503);
+    assert_eq!(upload(&s, DAVID, HQ, "small.bin", "application/octet-stream", &big[..1000], "up-small").status, 200);
+    // The body limit for anything but uploads is unchanged.
+    let form = Request::post_form(&format!("/rooms/{HQ}/messages"), &[("message[body]", &"x".repeat(1_100_000))]);
+    assert_eq!(s.srv.send(&form.cookies(&s.jar(DAVID))).status, 413);
+}
