@@ -104,3 +104,31 @@ fn reset_key() {
     assert_eq!(send(&s, JZ, "put", &format!("/account/bots/{BENDER}/key"), &[]).status, 403);
     assert_eq!(send(&s, DAVID, "put", &format!("/account/bots/{KEVIN}/key"), &[]).status, 404);
 }
+
+#[test]
+fn a_bot_picture_is_stored_as_its_avatar_on_create_and_update() {
+    let s = start();
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 0, 40, 0, 0, 0, 30, 8, 2, 0, 0, 0]);
+    png.extend_from_slice(b"bot-picture");
+    let avatar_of = |id: i64| {
+        s.query_text(&format!(
+            "SELECT b.filename || '|' || b.content_type || '|' || b.byte_size FROM active_storage_attachments a \
+             JOIN active_storage_blobs b ON b.id = a.blob_id WHERE a.record_type = 'User' AND a.name = 'avatar' AND a.record_id = {id}"
+        ))
+    };
+    let mut jar = s.jar(DAVID);
+    let fields = [("user[name]", "Pic Bot"), ("user[webhook_url]", "")];
+    let r = jar.send(&s.srv, Request::multipart("/account/bots", &fields, Some(("user[avatar]", "bot.png", "image/png", &png))));
+    assert_eq!((r.status, r.location()), (302, Some("/account/bots")), "{r:?}\n{}", s.srv.stderr());
+    let id = s.query_int("SELECT id FROM users WHERE name = 'Pic Bot'");
+    assert_eq!(avatar_of(id), format!("bot.png|image/png|{}", png.len()));
+
+    // Updating Bender with a picture attaches it and keeps the rest of the form's effect.
+    let fields = [("_method", "patch"), ("user[name]", "Bender Pic"), ("user[webhook_url]", "https://example.com/b")];
+    let r = jar.send(&s.srv, Request::multipart(&format!("/account/bots/{BENDER}"), &fields, Some(("user[avatar]", "b.png", "image/png", &png))));
+    assert_eq!(r.status, 302, "{r:?}\n{}", s.srv.stderr());
+    assert_eq!(avatar_of(BENDER), format!("b.png|image/png|{}", png.len()));
+    assert_eq!(s.query_text(&format!("SELECT name FROM users WHERE id = {BENDER}")), "Bender Pic");
+    assert_eq!(s.query_text(&format!("SELECT url FROM webhooks WHERE user_id = {BENDER}")), "https://example.com/b");
+}

@@ -2,15 +2,16 @@
 //! §11.4): administrators list, create, edit, update and remove chat bots, and reset a bot's
 //! key. A bot is a user with role bot and a `bot_token`; its webhook URL lives in `webhooks`.
 //!
-//! Not here: a bot picture upload (`user[avatar]` with a file is answered 422 until this
-//! controller shares the profile upload path). Webhooks are delivered by `app::webhooks`.
+//! A bot picture (`user[avatar]`) takes the profile's upload path (`form_file`). Webhooks are
+//! delivered by `app::webhooks`.
 
 use super::bans::parse_id;
 use super::rooms;
+use crate::app::form_file::{self, FormFile};
 use crate::app::layout::{self, Page};
 use crate::app::message_view;
-use crate::app::{respond, AppError, Ctx, Flow, Req};
-use crate::db::{self, bots::Bot};
+use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
+use crate::db::{self, bots::Bot, Conn, Job};
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -45,12 +46,8 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let form = BotParams::read(rq)?;
     let name = form.name.unwrap_or_default();
     let token = String::from_utf8_lossy(&crate::crypto::token::bot_token()).into_owned();
-    let now = db::time::now_us();
-    cx.write(rq, move |c| db::bots::create(c, &name, &token, form.webhook_url.as_deref(), now), |_, res, done| {
-        done?;
-        respond::redirect(res, "/account/bots");
-        Ok(())
-    })
+    let webhook_url = form.webhook_url;
+    save(cx, rq, form.avatar, "account/bots#create", move |c, now| db::bots::create(c, &name, &token, webhook_url.as_deref(), now))
 }
 
 /// `GET /account/bots/:id/edit` (an active bot, else 404): the form with its name, webhook
@@ -70,20 +67,53 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let bot = active_bot(cx, rq)?;
     let form = BotParams::read(rq)?;
-    let now = db::time::now_us();
-    cx.write(
-        rq,
-        move |c| {
-            db::bots::set_webhook(c, bot.id, form.webhook_url.as_deref(), now)?;
-            let changes = db::users::Changes { name: form.name.as_deref(), ..Default::default() };
-            db::users::update(c, bot.id, &changes, now)
-        },
-        |_, res, done| {
+    let (name, webhook_url) = (form.name, form.webhook_url);
+    save(cx, rq, form.avatar, "account/bots#update", move |c, now| {
+        db::bots::set_webhook(c, bot.id, webhook_url.as_deref(), now)?;
+        let changes = db::users::Changes { name: name.as_deref(), ..Default::default() };
+        db::users::update(c, bot.id, &changes, now)?;
+        Ok(bot.id)
+    })
+}
+
+/// Runs `write` (which returns the bot's id) on the writer and redirects to `/account/bots`;
+/// with a picture, the worker first stores the file and the same job attaches it as the bot's
+/// avatar (a file whose rows do not commit is deleted again, as for profiles).
+fn save(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    avatar: Option<FormFile>,
+    who: &'static str,
+    write: impl FnOnce(&Conn, i64) -> db::Result<i64> + Send + 'static,
+) -> Result<Flow, AppError> {
+    let Some(avatar) = avatar else {
+        let now = db::time::now_us();
+        return cx.write(rq, move |c| write(c, now), |_, res, done| {
             done?;
             respond::redirect(res, "/account/bots");
             Ok(())
-        },
-    )
+        });
+    };
+    let (root, writer, ticket) = (cx.config.storage_path.clone(), cx.writer.clone(), rq.ticket());
+    let queued = cx.worker.submit(move || {
+        let Some((stored, ticket)) = form_file::store(Some(avatar), &root, who, ticket) else { return };
+        let new_key = stored.as_ref().map(|s| s.key().to_owned());
+        let now = db::time::now_us();
+        writer.submit(Job::new(
+            move |c| {
+                let id = write(c, now)?;
+                match &stored {
+                    Some(s) => s.attach(c, "User", id, "avatar", now),
+                    None => Ok(Vec::new()),
+                }
+            },
+            move |saved| storage::finish_upload(ticket, saved, new_key, "/account/bots"),
+        ));
+    });
+    if !queued {
+        eprintln!("app: {who}: worker queue full, answering 503");
+    }
+    Ok(Flow::Parked)
 }
 
 /// `DELETE /account/bots/:id`: deactivates the bot (spec/01 §4.4); 302 `/account/bots`.
@@ -132,6 +162,7 @@ fn active_bot(cx: &Ctx, rq: &Req<'_, '_>) -> Result<Bot, AppError> {
 struct BotParams {
     name: Option<String>,
     webhook_url: Option<String>,
+    avatar: Option<FormFile>,
 }
 
 impl BotParams {
@@ -139,12 +170,10 @@ impl BotParams {
         if !rq.params.has_group("user") {
             return Err(AppError::BadRequest("param is missing or the value is empty: user"));
         }
-        if rq.params.file("user[avatar]", rq.http.body).is_some_and(|f| !f.data.is_empty()) {
-            return Err(AppError::Unprocessable("bot pictures are not supported yet"));
-        }
         Ok(BotParams {
             name: rq.params.get_str("user[name]").map(str::to_owned),
             webhook_url: rq.params.get_str("user[webhook_url]").map(str::to_owned),
+            avatar: FormFile::from_request(rq, "user[avatar]"),
         })
     }
 }
