@@ -96,7 +96,7 @@ fi
 # Mixed profile (workloads.md §6): the room page at 16 clients without and with a paced writer
 # posting 10/s to HQ, alternated per round so both sides see the same machine; the ratio of the
 # medians is the issue-7 figure (goal >= 0.9).
-if [ "$status" = 0 ]; then
+if [ "$status" = 0 ] && { [ "$mode" = full ] || [ "$mode" = quick ]; }; then
   mixed_rounds=3; mixed_secs=8
   [ "$mode" = quick ] && { mixed_rounds=1; mixed_secs=2; }
   for r in $(seq 1 "$mixed_rounds"); do
