@@ -256,7 +256,7 @@ fn other_typed_answers_become_attachment_messages() {
     assert_eq!(last_attachment(&s, BENDER_AND_KEVIN), ("attachment.jpeg".into(), "image/jpeg".into(), 4, b"\xff\xd8\xff\xd9".to_vec()));
     assert_eq!(last_plain(&s, BENDER, BENDER_AND_KEVIN), "attachment.jpeg", "searchable by its filename");
     assert_eq!(
-        s.query_int(&format!("SELECT count(*) FROM action_text_rich_texts WHERE record_type = 'Message' AND record_id = (SELECT max(id) FROM messages)")),
+        s.query_int("SELECT count(*) FROM action_text_rich_texts WHERE record_type = 'Message' AND record_id = (SELECT max(id) FROM messages)"),
         0,
         "no body"
     );

@@ -239,3 +239,30 @@ fn a_large_upload_is_spooled_to_disk_and_stored_intact() {
     let form = Request::post_form(&format!("/rooms/{HQ}/messages"), &[("message[body]", &"x".repeat(1_100_000))]);
     assert_eq!(s.srv.send(&form.cookies(&s.jar(DAVID))).status, 413);
 }
+
+#[test]
+fn banning_the_poster_or_deleting_the_room_deletes_attachment_files() {
+    let s = start();
+    let file_of = |cmid: &str| {
+        let key = s.query_text(&format!(
+            "SELECT b.key FROM active_storage_blobs b JOIN active_storage_attachments a ON a.blob_id = b.id \
+             JOIN messages m ON a.record_type = 'Message' AND a.record_id = m.id WHERE m.client_message_id = '{cmid}'"
+        ));
+        s.srv.dir.join("storage/files").join(&key[0..2]).join(&key[2..4]).join(&key)
+    };
+    assert_eq!(upload(&s, KEVIN, DESIGNERS, "kevin.txt", "text/plain", b"from kevin", "ban-1").status, 200);
+    let kevins = file_of("ban-1");
+    assert!(kevins.exists());
+    // Bans refuse users whose sessions only came from private addresses; give Kevin a public one.
+    s.srv.sql(&format!("UPDATE sessions SET ip_address = '93.184.216.34' WHERE user_id = {KEVIN}"));
+    assert_eq!(s.post(DAVID, &format!("/users/{KEVIN}/ban"), &[]).status, 302);
+    assert!(!kevins.exists(), "the banned user's attachment file is gone with the message");
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs WHERE filename = 'kevin.txt'"), 0);
+
+    assert_eq!(upload(&s, DAVID, HQ, "hq.txt", "text/plain", b"in hq", "room-1").status, 200);
+    let hqs = file_of("room-1");
+    assert!(hqs.exists());
+    assert_eq!(s.post(DAVID, &format!("/rooms/{HQ}"), &[("_method", "delete")]).status, 302);
+    assert!(!hqs.exists(), "deleting the room deletes its messages' files");
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs WHERE filename = 'hq.txt'"), 0);
+}

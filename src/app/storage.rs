@@ -213,6 +213,23 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
     out
 }
 
+/// Answers an upload once its rows were written, or failed to be: on success the files of the
+/// blobs it replaced are deleted, on failure the new file is, so no file outlives its rows.
+/// Then the client is redirected to `to`.
+pub fn finish_upload(ticket: super::flow::Ticket, saved: crate::db::Result<Vec<String>>, new_key: Option<String>, to: &'static str) {
+    ticket.finish(move |cx, res| {
+        match saved {
+            Ok(orphans) => delete(&cx.config.storage_path, &orphans),
+            Err(e) => {
+                delete(&cx.config.storage_path, &new_key.into_iter().collect::<Vec<_>>());
+                return Err(e.into());
+            }
+        }
+        super::respond::redirect(res, to);
+        Ok(())
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,21 +283,4 @@ mod tests {
         assert_eq!(read(&dir, &linked).unwrap(), b"abc", "a link outlives the original's name");
         let _ = fs::remove_dir_all(&dir);
     }
-}
-
-/// Answers an upload once its rows were written, or failed to be: on success the files of the
-/// blobs it replaced are deleted, on failure the new file is, so no file outlives its rows.
-/// Then the client is redirected to `to`.
-pub fn finish_upload(ticket: super::flow::Ticket, saved: crate::db::Result<Vec<String>>, new_key: Option<String>, to: &'static str) {
-    ticket.finish(move |cx, res| {
-        match saved {
-            Ok(orphans) => delete(&cx.config.storage_path, &orphans),
-            Err(e) => {
-                delete(&cx.config.storage_path, &new_key.into_iter().collect::<Vec<_>>());
-                return Err(e.into());
-            }
-        }
-        super::respond::redirect(res, to);
-        Ok(())
-    });
 }

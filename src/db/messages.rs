@@ -356,10 +356,11 @@ pub fn touch(c: &Conn, id: i64, now: i64) -> Result<bool> {
     Ok(true)
 }
 
-/// Destroys a message with its boosts, body row, attachment rows and search row, and
-/// touches its room. Returns the blob ids of its attachments (the caller purges their
-/// files and rows later), or `None` when there is no such message.
-pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
+/// Destroys a message with its boosts, body row, attachment (its blobs and variants too,
+/// through `blobs::detach`) and search row, and touches its room. Returns the keys of the
+/// removed blobs, whose files the caller deletes after COMMIT, or `None` when there is no
+/// such message.
+pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<String>>> {
     let Some(m) = find(c, id)? else { return Ok(None) };
     let mut s = c.prepare_cached("DELETE FROM boosts WHERE message_id = ?1")?;
     s.bind(1, id)?;
@@ -371,15 +372,7 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
     s.bind(1, id)?;
     s.run()?;
     drop(s);
-    let mut blobs = Vec::new();
-    let mut s = c.prepare_cached(
-        "SELECT blob_id FROM active_storage_attachments WHERE record_type = 'Message' AND record_id = ?1 ORDER BY id",
-    )?;
-    s.bind(1, id)?;
-    while s.step()? == Step::Row {
-        blobs.push(s.int(0));
-    }
-    drop(s);
+    let keys = super::blobs::detach(c, "Message", id, "attachment")?;
     let mut s = c.prepare_cached("DELETE FROM active_storage_attachments WHERE record_type = 'Message' AND record_id = ?1")?;
     s.bind(1, id)?;
     s.run()?;
@@ -393,7 +386,7 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
     s.run()?;
     drop(s);
     rooms::touch(c, m.room_id, now)?;
-    Ok(Some(blobs))
+    Ok(Some(keys))
 }
 
 #[cfg(test)]
@@ -512,12 +505,12 @@ mod tests {
         c.exec(&format!("INSERT INTO active_storage_attachments (name, record_type, record_id, blob_id, created_at) VALUES ('attachment', 'Message', {id}, {blob}, '2025-01-01 00:00:00')")).unwrap();
         let a = attachment(&c, id).unwrap().unwrap();
         assert_eq!((a.blob_id, a.key.as_str(), a.filename.as_str(), a.byte_size), (blob, "k1", "a.png", 3));
-        assert_eq!(destroy(&c, id, T0 + 2 * SEC).unwrap(), Some(vec![blob]));
+        assert_eq!(destroy(&c, id, T0 + 2 * SEC).unwrap(), Some(vec!["k1".to_string()]));
         assert_eq!(attachment(&c, id).unwrap(), None);
         for table in ["messages", "boosts", "action_text_rich_texts", "active_storage_attachments", "message_search_index"] {
             assert_eq!(one_int(&c, &format!("SELECT count(*) FROM {table}")), 0, "{table}");
         }
-        assert_eq!(one_int(&c, "SELECT count(*) FROM active_storage_blobs"), 1, "the blob is purged later");
+        assert_eq!(one_int(&c, "SELECT count(*) FROM active_storage_blobs"), 0, "the blob goes with it; its file after COMMIT");
         assert_eq!(rooms::find(&c, room).unwrap().unwrap().updated_at, T0 + 2 * SEC);
         assert_eq!(destroy(&c, id, T0).unwrap(), None);
     }

@@ -183,9 +183,9 @@ fn find_direct(c: &Conn, sorted_ids: &[i64]) -> Result<Option<i64>> {
 }
 
 /// Destroys a room: its memberships, then every message (with boosts, rich text, search
-/// row and attachment rows), then the room. Returns the blob ids whose files the caller
-/// should purge, or `None` when there is no such room.
-pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
+/// row and attachment with its blobs), then the room. Returns the blob keys whose files the
+/// caller deletes after COMMIT, or `None` when there is no such room.
+pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<String>>> {
     if find(c, id)?.is_none() {
         return Ok(None);
     }
@@ -200,16 +200,16 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<i64>>> {
         message_ids.push(s.int(0));
     }
     drop(s);
-    let mut blobs = Vec::new();
+    let mut keys = Vec::new();
     for m in message_ids {
-        if let Some(mut b) = messages::destroy(c, m, now)? {
-            blobs.append(&mut b);
+        if let Some(mut k) = messages::destroy(c, m, now)? {
+            keys.append(&mut k);
         }
     }
     let mut s = c.prepare_cached("DELETE FROM rooms WHERE id = ?1")?;
     s.bind(1, id)?;
     s.run()?;
-    Ok(Some(blobs))
+    Ok(Some(keys))
 }
 
 /// The id of `user_id`'s room with the highest id (GET /rooms), if any.

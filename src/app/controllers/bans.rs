@@ -18,14 +18,16 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                 return Ok(Err(refused));
             }
             // Rails removes the banned user's messages in a background job; here they go in
-            // the same transaction.
+            // the same transaction, their attachment files after it commits.
+            let mut files = Vec::new();
             for id in db::bans::message_ids(c, user_id)? {
-                db::messages::destroy(c, id, now)?;
+                files.extend(db::messages::destroy(c, id, now)?.unwrap_or_default());
             }
-            Ok(Ok(()))
+            Ok(Ok(files))
         },
-        move |_, res, banned| match banned? {
-            Ok(()) => {
+        move |cx, res, banned| match banned? {
+            Ok(files) => {
+                crate::app::storage::delete(&cx.config.storage_path, &files);
                 // After the commit: the banned user's sockets close and do not come back.
                 crate::cable::disconnect_user(user_id);
                 respond::redirect(res, &format!("/users/{user_id}"));

@@ -356,12 +356,9 @@ pub(crate) fn remove(
     let kind = room.kind;
     cx.write(
         rq,
-        move |c| {
-            // The attachment's blobs and variants go with the message (Rails purges them in a
-            // job); their files are deleted once this has committed.
-            let files = db::blobs::detach(c, "Message", m.id, "attachment")?;
-            Ok(messages::destroy(c, m.id, now)?.map(|_| files))
-        },
+        // The attachment's blobs and variants go with the message (Rails purges them in a
+        // job); their files are deleted once this has committed.
+        move |c| messages::destroy(c, m.id, now),
         move |cx, res, destroyed| {
             let files = destroyed?.ok_or(AppError::NotFound)?;
             storage::delete(&cx.config.storage_path, &files);

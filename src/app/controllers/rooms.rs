@@ -400,12 +400,11 @@ pub fn destroy_room(cx: &mut Ctx, rq: &mut Req<'_, '_>, room: Room) -> Result<Fl
     let (id, kind) = (room.id, room.kind);
     cx.write(
         rq,
-        move |c: &Conn| {
-            let gone = db::rooms::destroy(c, id, db::time::now_us())?;
-            Ok(gone.is_some())
-        },
-        move |_cx, res, result| {
-            if result? {
+        move |c: &Conn| db::rooms::destroy(c, id, db::time::now_us()),
+        move |cx, res, result| {
+            // The messages' attachment files go once their rows are gone for good.
+            if let Some(files) = result? {
+                crate::app::storage::delete(&cx.config.storage_path, &files);
                 broadcast_html("rooms", &super::sidebars::remove_stream(kind, id));
             }
             respond::redirect(res, "/");
