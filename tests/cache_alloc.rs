@@ -6,10 +6,8 @@
 //! writev). This file holds a single test so no other test thread allocates while it counts;
 //! the client side uses only buffers made before counting starts.
 
+mod alloc_support;
 mod support;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use campfire::cache::Cache;
 use campfire::db::{Conn, Mode};
@@ -18,30 +16,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use support::seed;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; we only count.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 #[test]
 fn a_warm_hit_does_not_allocate() {
@@ -93,11 +69,11 @@ fn the_cache_alone() {
         assert_eq!(out.body_bytes().len(), 32_000);
     };
     hit(&mut cache, &mut out);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = alloc_support::allocations();
     for _ in 0..100 {
         hit(&mut cache, &mut out);
     }
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 0);
+    assert_eq!(alloc_support::allocations() - before, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -150,14 +126,14 @@ fn a_whole_request() {
             for _ in 0..20 {
                 assert_eq!(exchange(&mut c, &mut buf).0, 200);
             }
-            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            let before = alloc_support::allocations();
             let mut bytes = 0;
             for _ in 0..100 {
                 let (status, n) = exchange(&mut c, &mut buf);
                 assert_eq!(status, 200);
                 bytes += n;
             }
-            counted = Some(ALLOCATIONS.load(Ordering::Relaxed) - before);
+            counted = Some(alloc_support::allocations() - before);
             assert!(bytes > 100 * 1000, "whole pages came back");
             stop.trigger();
         },

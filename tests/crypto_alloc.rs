@@ -3,35 +3,12 @@
 //! A counting global allocator checks it; this file holds a single test so no other test
 //! thread allocates while it counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod alloc_support;
 
 use campfire::crypto::{cookies, signed_id, time, turbo, Keys, Scratch};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; we only count.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 #[test]
 fn warm_verification_does_not_allocate() {
@@ -70,9 +47,9 @@ fn warm_verification_does_not_allocate() {
         );
     };
     run(&mut scratch, &mut name);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = alloc_support::allocations();
     for _ in 0..100 {
         run(&mut scratch, &mut name);
     }
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 0);
+    assert_eq!(alloc_support::allocations() - before, 0);
 }

@@ -137,7 +137,7 @@ const fn tables() -> [[u32; 256]; 16] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The byte-at-a-time definition, to check the table walk against.
@@ -152,7 +152,8 @@ mod tests {
         !c
     }
 
-    fn noise(n: usize, seed: u32) -> Vec<u8> {
+    /// Deterministic pseudo-random bytes (xorshift32), shared with the splice tests.
+    pub(in crate::gzip) fn noise(n: usize, seed: u32) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {

@@ -236,6 +236,7 @@ impl Glue {
 
 #[cfg(test)]
 mod tests {
+    use crate::gzip::crc32::tests::noise;
     use super::*;
     use crate::http::Response;
     use miniz_oxide::inflate::stream::{inflate, InflateState};
@@ -263,18 +264,6 @@ mod tests {
         assert_eq!(&wire[pos..pos + 4], &crc32(0, &out).to_le_bytes(), "CRC-32");
         assert_eq!(&wire[pos + 4..], &(out.len() as u32).to_le_bytes(), "ISIZE");
         out
-    }
-
-    fn noise(n: usize, seed: u32) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
     }
 
     /// A message-like partial (about 1.6 KB, like the real one): shared markup around a
