@@ -33,10 +33,10 @@ pub fn messages_stream(kind: Kind, room_id: i64) -> String {
 }
 
 /// Broadcasts a rendered `<turbo-stream>` element on `stream` (as the JSON string Turbo's
-/// channel sends, in plain JSON: `cable::protocol::json_string`).
+/// channel sends, in plain JSON: `crypto::json::write_plain_string`).
 pub fn broadcast_html(stream: &str, html: &[u8]) {
     let mut msg = Vec::with_capacity(html.len() + html.len() / 16 + 2);
-    crate::cable::protocol::json_string(html, &mut msg);
+    crate::crypto::json::write_plain_string(html, &mut msg);
     crate::cable::broadcast(stream, &msg);
 }
 

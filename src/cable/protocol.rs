@@ -54,51 +54,6 @@ pub fn deflated_data_frame(ident: &[u8], message_json: &[u8]) -> Vec<u8> {
     f
 }
 
-/// Appends `s` (UTF-8) as a JSON string with only the escapes JSON requires: `"`, `\\` and
-/// control characters (U+2028/2029 too, for old JavaScript parsers). Broadcast HTML goes out
-/// this way rather than with ActiveSupport's `\u003c`/`\u003e`/`\u0026`, which spec/06 §1.4
-/// leaves optional: each `<` would cost six bytes instead of one, and a message's frame is
-/// copied once per subscriber.
-pub fn json_string(s: &[u8], out: &mut Vec<u8>) {
-    out.reserve(s.len() + s.len() / 16 + 2);
-    out.push(b'"');
-    let mut run = 0;
-    let mut i = 0;
-    while let Some(&c) = s.get(i) {
-        let esc: Option<&[u8]> = match c {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0..=0x1f => None,
-            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => None,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&s[run..i]);
-        match esc {
-            Some(e) => out.extend_from_slice(e),
-            None if c == 0xE2 => {
-                out.extend_from_slice(if s.get(i + 2) == Some(&0xA8) { b"\\u2028" } else { b"\\u2029" });
-                i += 2;
-            }
-            None => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(c >> 4) as usize]);
-                out.push(HEX[(c & 15) as usize]);
-            }
-        }
-        i += 1;
-        run = i;
-    }
-    out.extend_from_slice(&s[run..]);
-    out.push(b'"');
-}
-
 /// A complete WebSocket text frame holding `payload`.
 pub fn frame(payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(payload.len() + 10);
@@ -247,6 +202,7 @@ mod tests {
 
     #[test]
     fn json_strings_escape_only_what_json_requires() {
+        use crate::crypto::json::write_plain_string as json_string;
         let mut out = Vec::new();
         json_string("<p class=\"a\">x &amp; y\\\n\u{1}\u{2028}é</p>".as_bytes(), &mut out);
         assert_eq!(out, "\"<p class=\\\"a\\\">x &amp; y\\\\\\n\\u0001\\u2028é</p>\"".as_bytes());

@@ -339,10 +339,25 @@ fn unescape_with(
 /// characters escaped, `<` `>` `&` as `\u003c` `\u003e` `\u0026`, U+2028/9 escaped, other
 /// UTF-8 kept as is.
 pub fn write_string(s: &[u8], out: &mut Vec<u8>) {
+    escape(s, true, out);
+}
+
+/// Appends `s` as a JSON string with only the escapes JSON requires (and U+2028/9, for old
+/// JavaScript parsers). Broadcast HTML goes out this way rather than with ActiveSupport's
+/// `\u003c`/`\u003e`/`\u0026`, which spec/06 §1.4 leaves optional: each `<` would cost six
+/// bytes instead of one, and a message's frame is copied once per subscriber.
+pub fn write_plain_string(s: &[u8], out: &mut Vec<u8>) {
+    escape(s, false, out);
+}
+
+/// The one JSON string encoder: copies runs of plain bytes whole; `html` adds Rails' escapes
+/// of `<` `>` `&`.
+fn escape(s: &[u8], html: bool, out: &mut Vec<u8>) {
+    out.reserve(s.len() + s.len() / 16 + 2);
     out.push(b'"');
+    let mut run = 0;
     let mut i = 0;
-    while i < s.len() {
-        let c = s[i];
+    while let Some(&c) = s.get(i) {
         let esc: Option<&[u8]> = match c {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -351,30 +366,32 @@ pub fn write_string(s: &[u8], out: &mut Vec<u8>) {
             b'\t' => Some(b"\\t"),
             8 => Some(b"\\b"),
             12 => Some(b"\\f"),
-            b'<' => Some(b"\\u003c"),
-            b'>' => Some(b"\\u003e"),
-            b'&' => Some(b"\\u0026"),
-            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => {
-                out.extend_from_slice(if s[i + 2] == 0xA8 {
-                    b"\\u2028"
-                } else {
-                    b"\\u2029"
-                });
-                i += 3;
+            b'<' if html => Some(b"\\u003c"),
+            b'>' if html => Some(b"\\u003e"),
+            b'&' if html => Some(b"\\u0026"),
+            0..=0x1f => None,
+            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => None,
+            _ => {
+                i += 1;
                 continue;
             }
-            _ => None,
         };
+        out.extend_from_slice(&s[run..i]);
         match esc {
             Some(e) => out.extend_from_slice(e),
-            None if c < 0x20 => {
+            None if c == 0xE2 => {
+                out.extend_from_slice(if s.get(i + 2) == Some(&0xA8) { b"\\u2028" } else { b"\\u2029" });
+                i += 2;
+            }
+            None => {
                 out.extend_from_slice(b"\\u00");
                 out.extend_from_slice(&super::token::hex_byte(c));
             }
-            None => out.push(c),
         }
         i += 1;
+        run = i;
     }
+    out.extend_from_slice(&s[run..]);
     out.push(b'"');
 }
 
