@@ -3,6 +3,11 @@ TARGET   := x86_64-unknown-linux-gnu
 RELEASE  := target/$(TARGET)/release/campfire-room
 # Static glibc (static-pie): the binary must run in an empty root (FROM scratch).
 STATIC   := -C target-feature=+crt-static
+# The code a working server runs is laid out first and together (build/hot-symbols.txt, made by
+# bench/hot-symbols.sh), so it is resident in a few hundred KiB instead of spread over the whole
+# text: the kernel maps code in 64 KiB windows around each fault (issue 7, docs/bench.md "Memory").
+# Needs lld, Rust's default linker on this target; HOT_ORDER= turns it off.
+HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 
 .PHONY: all build test e2e bench bench-quick bench-cgroup clean
 all: campfire-room
@@ -13,7 +18,7 @@ campfire-room: build
 		|| { echo "campfire-room is dynamically linked:"; ldd ./campfire-room; exit 1; }
 
 build:
-	RUSTFLAGS="$(STATIC)" cargo build --release --locked --target $(TARGET) --bin campfire-room
+	RUSTFLAGS="$(STATIC) $(HOT_ORDER)" cargo build --release --locked --target $(TARGET) --bin campfire-room
 
 # Integration tests run against the release binary built above; then the empty-root run.
 test: campfire-room

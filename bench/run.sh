@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/run.sh [quick | cable [CLIENTS]]: the benchmark as `make bench` / `make bench-quick` run it;
-# `cable` runs the Action Cable fan-out workload instead (default 1,000 clients, no floor).
+# bench/run.sh [quick | mixed | cable [CLIENTS]]: the benchmark as `make bench` / `make bench-quick` run it;
+# `mixed` runs only the mixed profile (3 rounds); `cable` runs the Action Cable fan-out workload
+# instead (default 1,000 clients, no floor).
 # Seeds a fresh copy of the harness seed, starts ./campfire-room pinned to CPU 0 on it, runs the
 # load generator pinned to CPU 1 (validated warm-ups and samples, nginx floor on CPU 0, write
 # audit), and writes bench/results/<date>-<commit>.json plus a Markdown table on stdout.
@@ -27,8 +28,10 @@ loadgen_cpu=${LOADGEN_CPU:-1}
 server_cmd=${BENCH_SERVER:-./campfire-room}
 if [ "$mode" = quick ]; then
   args=(--clients 16 --secs 2 --warmup-secs 1 --rounds 1)
+elif [ "$mode" = mixed ]; then
+  args=()
 elif [ "$mode" = cable ]; then
-  args=(--clients "${2:-1000}")
+  args=(--clients "${2:-1000}" ${CABLE_EXTRA:-})
   # A thousand sockets on each side.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 else
@@ -71,7 +74,7 @@ copy=$work/copy
 cp -a "$seed" "$copy"
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.json")
 export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
-  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true
+  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${BENCH_LOOPS:-1} DISABLE_SSL=true
 started_ns=$(date +%s%N)
 taskset -c "$server_cpu" bash -c "exec $server_cmd" > "$work/server.log" 2>&1 &
 server_pid=$!
@@ -88,7 +91,7 @@ status=0
 if [ "$mode" = cable ]; then
   taskset -c "$loadgen_cpu" "$bench" cable --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
     --pid "$server_pid" "${args[@]}" || status=$?
-else
+elif [ "$mode" != mixed ]; then
   taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
     --pid "$server_pid" --floor --floor-cpu "$server_cpu" "${args[@]}" || status=$?
 fi
@@ -96,7 +99,7 @@ fi
 # Mixed profile (workloads.md §6): the room page at 16 clients without and with a paced writer
 # posting 10/s to HQ, alternated per round so both sides see the same machine; the ratio of the
 # medians is the issue-7 figure (goal >= 0.9).
-if [ "$status" = 0 ] && { [ "$mode" = full ] || [ "$mode" = quick ]; }; then
+if [ "$status" = 0 ] && { [ "$mode" = full ] || [ "$mode" = quick ] || [ "$mode" = mixed ]; }; then
   mixed_rounds=3; mixed_secs=8
   [ "$mode" = quick ] && { mixed_rounds=1; mixed_secs=2; }
   for r in $(seq 1 "$mixed_rounds"); do

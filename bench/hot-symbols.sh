@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench/hot-symbols.sh: regenerates build/hot-symbols.txt, the linker's symbol ordering file
+# (`make` passes it to lld with --symbol-ordering-file).
+#
+# Why: the kernel maps code in 64 KiB windows around each page it faults in (fault-around), so
+# the pages resident for a server at work are set by how widely its executed functions are
+# spread over the 5 MB of text, not by how much code runs. Linked in file order, the functions
+# the benchmark runs touch about 80% of the text (4–6 MB of RSS); laid out first and together,
+# they fill a few hundred KiB and the rest of the binary (TLS, image codecs, bcrypt, DDL) stays
+# on disk until used.
+#
+# How: an unstripped build of the same binary runs under `valgrind --tool=callgrind` through a
+# representative session (sign-in, every benchmark route, posts, a small Action Cable fan-out);
+# every function callgrind saw execute after start-up is listed, most instructions first, so the hottest code
+# shares the fewest pages. Symbols are the linker's (mangled) names. A function missing from the
+# list (new code) is simply placed after the listed ones; re-run this script after large
+# changes. Takes a few minutes; loopback only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target=x86_64-unknown-linux-gnu
+work=bench/results/tmp-hot
+port=${HOT_PORT:-25160}
+out=build/hot-symbols.txt
+
+# Symbols as the release build names them: same profile, not stripped, linked without the
+# ordering (ordering moves code, it renames nothing).
+hot_target=${HOT_TARGET_DIR:-target/hot}
+CARGO_TARGET_DIR=$hot_target CARGO_PROFILE_RELEASE_STRIP=false \
+  RUSTFLAGS="-C target-feature=+crt-static" \
+  cargo build --release --locked --target "$target" --bin campfire-room
+cargo build --release --locked -p campfire-bench
+server=$hot_target/$target/release/campfire-room
+bench=target/release/campfire-bench
+
+rm -rf "$work"
+mkdir -p "$work"
+"$bench" seed --out "$work/seed" > /dev/null
+labels=$work/seed/labels.json
+secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$labels")
+export PORT=$port DATABASE_PATH=$PWD/$work/seed/db/production.sqlite3 STORAGE_PATH=$PWD/$work/seed \
+  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true CAMPFIRE_LOG=0
+
+valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" "$server" \
+  > "$work/server.log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 600); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$port/up" 2>/dev/null && break
+  sleep 0.2
+done
+url=http://127.0.0.1:$port
+# Startup (configuration, schema checks) is not counted: its pages are dropped once the loops
+# run (sys::memory::release_startup_code) and should not sit among the hot ones. Everything
+# after the first /up is, warm-up included: a function run once per sign-in or per statement
+# prepared holds its page resident as surely as the hottest loop.
+callgrind_control -z "$pid" > /dev/null
+# Every route of the benchmark once over (validated), then a small fan-out with posts.
+"$bench" run --url "$url" --labels "$labels" --clients 1 --secs 2 --warmup-secs 1 --rounds 1 \
+  --out "$work/run.json" > "$work/run.log" 2>&1
+"$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
+  --posters 2 --tput-secs 2 --out "$work/cable.json" > "$work/cable.log" 2>&1
+"$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
+  --posters 2 --tput-secs 2 --deflate 1 --out "$work/cable-deflate.json" >> "$work/cable.log" 2>&1
+callgrind_control -d "$pid" > /dev/null
+kill -TERM "$pid"
+wait "$pid" || true
+dump=$(ls -t "$work"/callgrind.out.* | head -1)
+trap - EXIT
+
+# callgrind's format names a function once as "fn=(id) name" and later as "fn=(id)"; costs
+# follow as "line cost" lines. Sum each function's own instructions, then list by that.
+python3 - "$dump" "$out" <<'EOF'
+import re, sys
+names, cost, current, skip = {}, {}, None, False
+with open(sys.argv[1], errors="replace") as f:
+    for line in f:
+        m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if m:
+            kind, ident, name = m.groups()
+            if name:
+                names[ident] = name
+            if kind == "fn":
+                current = ident
+                cost.setdefault(ident, 0)
+            continue
+        if line.startswith("calls="):
+            skip = True  # the next cost line is the call's inclusive cost, not the caller's own
+            continue
+        if current is not None and (line[:1].isdigit() or line[:1] in "+-*"):
+            if skip:
+                skip = False
+                continue
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                cost[current] += int(parts[1])
+symbols = sorted((n for n in cost if cost[n] > 0 and n in names), key=lambda n: -cost[n])
+seen = set()
+with open(sys.argv[2], "w") as o:
+    for ident in symbols:
+        # callgrind may append "'2" for recursion levels; the symbol is the part before it.
+        name = names[ident].split("'")[0]
+        if name and not name.startswith("0x") and name not in seen:
+            seen.add(name)
+            o.write(name + "\n")
+print(f"{sys.argv[2]}: {len(seen)} functions")
+EOF
