@@ -56,12 +56,15 @@ url=http://127.0.0.1:$port
 # prepared holds its page resident as surely as the hottest loop.
 callgrind_control -z "$pid" > /dev/null
 # Every route of the benchmark once over (validated), then a small fan-out with posts.
-"$bench" run --url "$url" --labels "$labels" --clients 1 --secs 2 --warmup-secs 1 --rounds 1 \
+"$bench" run --url "$url" --labels "$labels" --clients 16 --secs 2 --warmup-secs 1 --rounds 1 \
   --out "$work/run.json" > "$work/run.log" 2>&1
+# Quiet for a while: the idle heap trim (after 1 s) and the 3 s cable heartbeat run too.
+sleep 4
 "$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
   --posters 2 --tput-secs 2 --out "$work/cable.json" > "$work/cable.log" 2>&1
 "$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
   --posters 2 --tput-secs 2 --deflate 1 --out "$work/cable-deflate.json" >> "$work/cable.log" 2>&1
+sleep 4
 callgrind_control -d "$pid" > /dev/null
 kill -TERM "$pid"
 wait "$pid" || true
@@ -70,7 +73,8 @@ trap - EXIT
 
 # callgrind's format names a function once as "fn=(id) name" and later as "fn=(id)"; costs
 # follow as "line cost" lines. Sum each function's own instructions, then list by that.
-python3 - "$dump" "$out" <<'EOF'
+nm --defined-only "$server" > "$work/nm.txt"
+python3 - "$dump" "$out" "$work/nm.txt" <<'EOF'
 import re, sys
 names, cost, current, skip = {}, {}, None, False
 with open(sys.argv[1], errors="replace") as f:
@@ -95,13 +99,34 @@ with open(sys.argv[1], errors="replace") as f:
             if len(parts) >= 2 and parts[1].isdigit():
                 cost[current] += int(parts[1])
 symbols = sorted((n for n in cost if cost[n] > 0 and n in names), key=lambda n: -cost[n])
-seen = set()
+seen, order = set(), []
+for ident in symbols:
+    # callgrind may append "'2" for recursion levels; the symbol is the part before it.
+    name = names[ident].split("'")[0]
+    if name and not name.startswith("0x") and name not in seen:
+        seen.add(name)
+        order.append(name)
+# valgrind's virtual CPU lacks SHA-NI, AVX-512 and more, so code that picks a variant by CPU
+# feature ran its portable one there; natively the same call runs another function. Add the
+# feature variants of every hot family: glibc's __memmove_avx_unaligned_erms & co. when any
+# __memmove_* is hot, and a Rust crate's x86_sha/avx2/pclmulqdq/... functions when the crate is.
+variant = re.compile(r"x86_sha|shani|avx|evex|pclmul|sse[0-9]|ssse3|erms|rtm|movbe|bmi2")
+def family(name):
+    m = re.match(r"_ZN(\d+)", name)
+    if m:
+        return name[: len(m.group(0)) + int(m.group(1))]  # _ZN4sha2: the crate
+    m = re.match(r"(_*[a-z0-9]+)_", name)
+    return m.group(1) if m else name
+hot_families = {family(n) for n in order}
+with open(sys.argv[3]) as f:
+    for line in f:
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW" and variant.search(parts[2]):
+            name = parts[2]
+            if name not in seen and family(name) in hot_families:
+                seen.add(name)
+                order.append(name)
 with open(sys.argv[2], "w") as o:
-    for ident in symbols:
-        # callgrind may append "'2" for recursion levels; the symbol is the part before it.
-        name = names[ident].split("'")[0]
-        if name and not name.startswith("0x") and name not in seen:
-            seen.add(name)
-            o.write(name + "\n")
+    o.write("".join(n + "\n" for n in order))
 print(f"{sys.argv[2]}: {len(seen)} functions")
 EOF
