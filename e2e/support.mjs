@@ -78,7 +78,14 @@ export async function startServer(prefix, env = {}) {
     },
     stdio: ["ignore", process.env.CAMPFIRE_LOG === "1" ? "inherit" : "ignore", "inherit"],
   });
+  // A server that dies on its own is a failure worth naming (a crash shows only as refused
+  // connections otherwise).
+  let stopping = false;
+  server.on("exit", (code, signal) => {
+    if (!stopping) console.error(`# campfire-room on port ${port} exited by itself: code ${code}, signal ${signal}`);
+  });
   const stop = () => {
+    stopping = true;
     server.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
   };

@@ -22,7 +22,7 @@
 //!   divided among the loops; 0 turns the cache off. When full, the least recently used
 //!   entries go.
 
-use crate::db::wal_index::{CommitWatch, Header};
+use crate::db::wal_index::{self, Header};
 use crate::db::{self, Conn, DataVersion};
 use crate::http::{Request, Response};
 use std::collections::HashMap;
@@ -84,8 +84,6 @@ struct Entry {
 pub struct Cache {
     map: HashMap<Box<[u8]>, Entry, KeyHash>,
     data_version: Option<DataVersion>,
-    /// The wal-index header, to know without SQLite that nothing was committed.
-    watch: Option<CommitWatch>,
     /// The last stamp asked of SQLite and the header seen just before asking.
     last: Option<(Stamp, Header)>,
     budget: usize,
@@ -111,7 +109,6 @@ impl Cache {
         Cache {
             map: HashMap::with_hasher(KeyHash { seed: u64::from_le_bytes(crate::sys::random::bytes::<8>()) }),
             data_version: None,
-            watch: None,
             last: None,
             budget,
             used: 0,
@@ -160,7 +157,7 @@ impl Cache {
         let ours = db::epoch();
         // Read before the data version: a commit in between makes the next comparison fail
         // (the header seen is older than the version), never the reverse.
-        let header = self.watch.as_ref().and_then(CommitWatch::header);
+        let header = wal_index::header(conn);
         if let (Some(h), Some((last, last_h))) = (header, &self.last) {
             if last.ours == ours && h == *last_h {
                 return Some(*last);
@@ -171,10 +168,6 @@ impl Cache {
             None => self.data_version.insert(DataVersion::new(conn).ok()?),
         };
         let theirs = dv.check(conn).ok()?;
-        if self.watch.is_none() {
-            // The -shm file exists once the connection has read in WAL mode, as it just did.
-            self.watch = CommitWatch::open(conn);
-        }
         let stamp = Stamp { ours, theirs };
         self.last = header.map(|h| (stamp, h));
         Some(stamp)

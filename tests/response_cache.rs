@@ -165,6 +165,41 @@ fn a_commit_by_the_sqlite3_cli_invalidates() {
     assert!(!after.contains(">HQ</span>"));
 }
 
+/// The commit watch reads SQLite's own mapping of the `-shm` file. It once opened and closed a
+/// descriptor of its own, and closing any descriptor of a file drops all of the process's POSIX
+/// locks on it, SQLite's "in use" lock too: the next sqlite3 CLI then took itself for the first
+/// user, truncated the `-shm` under the server and the server died of SIGBUS now and then.
+#[test]
+fn sqlite3_cli_commits_between_requests_leave_the_server_standing() {
+    let s = one_loop();
+    warm(&s, DAVID, "/users/me/sidebar");
+    // SQLite marks a wal-index in use with a shared lock on its DMS byte (offset 128 of the
+    // -shm file: 120 + 8 lock bytes). Another process asking for a write lock there must be told
+    // that the server holds it.
+    let shm = format!("{}-shm", s.srv.db_path().display());
+    let probe = "import fcntl, os, struct, sys\n\
+        fd = os.open(sys.argv[1], os.O_RDWR)\n\
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack('hhqqi4x', fcntl.F_WRLCK, 0, 128, 1, 0))\n\
+        kind, _, _, _, pid = struct.unpack('hhqqi4x', got)\n\
+        print('free' if kind == fcntl.F_UNLCK else pid)\n";
+    let out = std::process::Command::new("python3").args(["-c", probe, &shm]).output().expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let holder = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(holder, s.srv.pid().to_string(), "the server holds SQLite's in-use lock on the wal-index");
+    for i in 0..40 {
+        let out = std::process::Command::new("sqlite3")
+            .arg(s.srv.db_path())
+            .arg(format!("UPDATE rooms SET name = 'Outside {i}' WHERE id = {HQ};"))
+            .output()
+            .expect("the sqlite3 CLI");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r = raw_get(&s, DAVID, "/users/me/sidebar", &[GZ]);
+        assert_eq!(r.status, 200, "round {i}");
+        let page = String::from_utf8(gunzip(&r.body)).unwrap();
+        assert!(page.contains(&format!(">Outside {i}</span>")), "round {i} sees the CLI's commit");
+    }
+}
+
 #[test]
 fn revocation_takes_effect_on_the_next_request() {
     let s = one_loop();

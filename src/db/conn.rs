@@ -357,6 +357,64 @@ impl Conn {
         }
     }
 
+    /// Copies `out.len()` 32-bit words from word `first` on of this connection's wal-index (the
+    /// `-shm` file of a WAL database) into `out`, read through SQLite's own shared mapping of it, with
+    /// no system call. False when the database is not in WAL mode or its wal-index is not
+    /// mapped yet (it is once the connection has read).
+    ///
+    /// Why SQLite's mapping and not one of our own: opening the `-shm` file ourselves and closing
+    /// that descriptor would drop every POSIX lock this process holds on the file (fcntl locks
+    /// belong to the process and go with any close), SQLite's "a connection is using this
+    /// wal-index" lock among them; the next process to open the database would then take itself
+    /// for the first, truncate the `-shm` and rebuild it under our connections (and a mapping of
+    /// the truncated file raises SIGBUS).
+    pub fn wal_index_words(&self, first: usize, out: &mut [u32]) -> bool {
+        const REGION: c_int = 32 * 1024;
+        if (first + out.len()) * 4 > REGION as usize || self.filename().is_none() {
+            return false;
+        }
+        let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
+        // SAFETY: the handle is open; FILE_POINTER writes the main database's sqlite3_file
+        // pointer (owned by SQLite, valid while the connection is open) into `file`.
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                self.db,
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_FILE_POINTER,
+                &mut file as *mut *mut ffi::sqlite3_file as *mut std::ffi::c_void,
+            )
+        };
+        if rc != ffi::SQLITE_OK || file.is_null() {
+            return false;
+        }
+        // SAFETY: `file` is SQLite's live file object; pMethods is NULL or its method table.
+        let methods = unsafe { (*file).pMethods };
+        if methods.is_null() {
+            return false;
+        }
+        // SAFETY: a non-null method table of SQLite's; xShmMap exists from iVersion 2 on.
+        let Some(shm_map) = (unsafe { ((*methods).iVersion >= 2).then_some((*methods).xShmMap) }).flatten() else {
+            return false;
+        };
+        let mut region: *mut std::ffi::c_void = ptr::null_mut();
+        // SAFETY: region 0 of REGION bytes, bExtend = 0 (never grows or creates anything): SQLite
+        // returns the mapping it already holds for this connection (the WAL layer maps the same
+        // region for every read), or NULL when there is none yet. It stays mapped until the
+        // connection closes its WAL, which cannot happen during this call on this thread.
+        let rc = unsafe { shm_map(file, 0, REGION, 0, &mut region) };
+        if rc != ffi::SQLITE_OK || region.is_null() {
+            return false;
+        }
+        let words = region as *const u32;
+        for (i, w) in out.iter_mut().enumerate() {
+            // SAFETY: in bounds ((first + len) * 4 <= REGION) of a page-aligned mapping, so aligned;
+            // volatile because other processes write this memory (SQLite's own lock-free header
+            // readers read it the same way, relying on the header's two copies).
+            *w = unsafe { ptr::read_volatile(words.add(first + i)) };
+        }
+        true
+    }
+
     /// The path of the main database file, as SQLite resolved it (absolute); `None` for an
     /// in-memory or temporary database.
     pub fn filename(&self) -> Option<std::path::PathBuf> {

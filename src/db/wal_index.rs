@@ -1,5 +1,5 @@
 //! Whether anyone committed, known without SQLite doing any work: the header of the
-//! wal-index (the `-shm` file next to a WAL database), read through a shared mapping.
+//! wal-index (the `-shm` file next to a WAL database), read through SQLite's own mapping of it.
 //!
 //! SQLite keeps two copies of the wal-index header at the start of the `-shm` file; a writer
 //! updates the second copy, then (after a memory barrier) the first, at every commit, and a
@@ -13,49 +13,32 @@
 //! szPage, mxFrame, nPage, aFrameCksum[2], aSalt[2], aCksum[2].
 
 use super::conn::Conn;
-use crate::sys::shared_map::SharedMap;
 
 /// 32-bit words in one copy of the header.
 const WORDS: usize = 12;
-/// Byte offset of the second copy.
-const SECOND: usize = WORDS * 4;
 
 /// The wal-index header's content at one moment.
 pub type Header = [u32; WORDS];
 
-/// A read-only view of one database's wal-index header.
-pub struct CommitWatch {
-    map: SharedMap,
-}
-
-impl CommitWatch {
-    /// Watches the database `conn` reads, if it is a file in WAL mode whose `-shm` file
-    /// exists and is initialised (it is once any connection has read the database).
-    pub fn open(conn: &Conn) -> Option<CommitWatch> {
-        let mut shm = conn.filename()?.into_os_string();
-        shm.push("-shm");
-        let map = SharedMap::open(std::path::Path::new(&shm), 2 * SECOND).ok()?;
-        Some(CommitWatch { map })
+/// Reads the wal-index header of the database `conn` reads (through SQLite's own mapping of
+/// the `-shm` file, `Conn::wal_index_words`): the header as of now, or `None` when the
+/// database is not in WAL mode, the wal-index is not initialised, or a commit is updating it at
+/// this very moment (callers then ask SQLite instead).
+pub fn header(conn: &Conn) -> Option<Header> {
+    let mut first = [0u32; WORDS];
+    let mut second = [0u32; WORDS];
+    if !conn.wal_index_words(0, &mut first) {
+        return None;
     }
-
-    /// The header as of now, or `None` when a commit is updating it at this very moment or it
-    /// is not initialised (callers then ask SQLite instead).
-    pub fn header(&self) -> Option<Header> {
-        let mut first = [0u32; WORDS];
-        let mut second = [0u32; WORDS];
-        for (i, w) in first.iter_mut().enumerate() {
-            *w = self.map.word(i * 4)?;
-        }
-        // The writer updates the second copy first: read in the opposite order so a header
-        // caught mid-update shows as two different copies.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-        for (i, w) in second.iter_mut().enumerate() {
-            *w = self.map.word(SECOND + i * 4)?;
-        }
-        // Word 3 holds isInit (its first byte), bigEndCksum and szPage.
-        let initialised = first[3].to_ne_bytes()[0] != 0;
-        (first == second && initialised).then_some(first)
+    // A writer updates the second copy first, then the first: read in the opposite order so a
+    // header caught mid-update shows as two different copies.
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+    if !conn.wal_index_words(WORDS, &mut second) {
+        return None;
     }
+    // Word 3 holds isInit (its first byte), bigEndCksum and szPage.
+    let initialised = first[3].to_ne_bytes()[0] != 0;
+    (first == second && initialised).then_some(first)
 }
 
 #[cfg(test)]
@@ -72,27 +55,26 @@ mod tests {
         let w = Conn::open(path, Mode::ReadWrite).unwrap();
         w.exec("CREATE TABLE t (x)").unwrap();
         let r = Conn::open(path, Mode::ReadOnly).unwrap();
-        let watch = CommitWatch::open(&r).expect("a WAL database has a -shm file");
-        let h0 = watch.header().unwrap();
+        let h0 = header(&r).expect("a WAL database has a wal-index");
         r.exec("SELECT count(*) FROM t").unwrap();
-        assert_eq!(watch.header(), Some(h0), "a read commits nothing");
+        assert_eq!(header(&r), Some(h0), "a read commits nothing");
         w.exec("INSERT INTO t VALUES (1)").unwrap();
-        let h1 = watch.header().unwrap();
+        let h1 = header(&r).unwrap();
         assert_ne!(h1, h0);
         w.exec("UPDATE t SET x = 5").unwrap();
-        assert_ne!(watch.header().unwrap(), h1, "another commit");
+        assert_ne!(header(&r).unwrap(), h1, "another commit");
         // a checkpoint that restarts the WAL: the next commit still differs
-        let h2 = watch.header().unwrap();
+        let h2 = header(&r).unwrap();
         w.exec("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
         w.exec("INSERT INTO t VALUES (2)").unwrap();
-        assert_ne!(watch.header().unwrap(), h2);
-        drop((w, r, watch));
+        assert_ne!(header(&r).unwrap(), h2);
+        drop((w, r));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
-    fn no_watch_without_a_file() {
+    fn no_header_without_a_file() {
         let mem = Conn::open(":memory:", Mode::ReadWrite).unwrap();
-        assert!(CommitWatch::open(&mem).is_none());
+        assert!(header(&mem).is_none());
     }
 }

@@ -15,7 +15,6 @@ pub mod mmap;
 pub mod net;
 pub mod process;
 pub mod random;
-pub mod shared_map;
 pub mod signal;
 
 pub use fd::Fd;
