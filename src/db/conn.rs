@@ -370,7 +370,7 @@ impl Conn {
     /// the truncated file raises SIGBUS).
     pub fn wal_index_words(&self, first: usize, out: &mut [u32]) -> bool {
         const REGION: c_int = 32 * 1024;
-        if (first + out.len()) * 4 > REGION as usize || self.filename().is_none() {
+        if (first + out.len()) * 4 > REGION as usize || !self.has_file() {
             return false;
         }
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
@@ -413,6 +413,16 @@ impl Conn {
             *w = unsafe { ptr::read_volatile(words.add(first + i)) };
         }
         true
+    }
+
+    /// Whether the main database is a file (not `:memory:` or a temporary database), without
+    /// allocating: the wal-index read on every cached request asks it.
+    fn has_file(&self) -> bool {
+        // SAFETY: the handle is open; "main" is NUL-terminated; SQLite returns NULL or a
+        // NUL-terminated string that lives as long as the connection; only its first byte is read.
+        let p = unsafe { ffi::sqlite3_db_filename(self.db, c"main".as_ptr()) };
+        // SAFETY: non-null and NUL-terminated, so at least one byte is readable.
+        !p.is_null() && unsafe { *p } != 0
     }
 
     /// The path of the main database file, as SQLite resolved it (absolute); `None` for an
