@@ -357,8 +357,8 @@ impl Conn {
         }
     }
 
-    /// Copies `out.len()` 32-bit words from word `first` on of this connection's wal-index (the
-    /// `-shm` file of a WAL database) into `out`, read through SQLite's own shared mapping of it, with
+    /// Fills each `(first word, words)` span of `spans`, in order and with an acquire fence
+    /// between spans, from this connection's wal-index (the `-shm` file of a WAL database), read through SQLite's own shared mapping of it, with
     /// no system call. False when the database is not in WAL mode or its wal-index is not
     /// mapped yet (it is once the connection has read).
     ///
@@ -368,9 +368,9 @@ impl Conn {
     /// wal-index" lock among them; the next process to open the database would then take itself
     /// for the first, truncate the `-shm` and rebuild it under our connections (and a mapping of
     /// the truncated file raises SIGBUS).
-    pub fn wal_index_words(&self, first: usize, out: &mut [u32]) -> bool {
+    pub fn wal_index_words(&self, spans: &mut [(usize, &mut [u32])]) -> bool {
         const REGION: c_int = 32 * 1024;
-        if (first + out.len()) * 4 > REGION as usize || !self.has_file() {
+        if spans.iter().any(|(first, out)| (first + out.len()) * 4 > REGION as usize) || !self.has_file() {
             return false;
         }
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
@@ -406,11 +406,16 @@ impl Conn {
             return false;
         }
         let words = region as *const u32;
-        for (i, w) in out.iter_mut().enumerate() {
-            // SAFETY: in bounds ((first + len) * 4 <= REGION) of a page-aligned mapping, so aligned;
-            // volatile because other processes write this memory (SQLite's own lock-free header
-            // readers read it the same way, relying on the header's two copies).
-            *w = unsafe { ptr::read_volatile(words.add(first + i)) };
+        for (n, (first, out)) in spans.iter_mut().enumerate() {
+            if n > 0 {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            }
+            for (i, w) in out.iter_mut().enumerate() {
+                // SAFETY: in bounds ((first + len) * 4 <= REGION, checked above) of a page-aligned
+                // mapping, so aligned; volatile because other processes write this memory (SQLite's
+                // own lock-free header readers read it the same way, relying on its two copies).
+                *w = unsafe { ptr::read_volatile(words.add(*first + i)) };
+            }
         }
         true
     }

@@ -27,13 +27,9 @@ pub type Header = [u32; WORDS];
 pub fn header(conn: &Conn) -> Option<Header> {
     let mut first = [0u32; WORDS];
     let mut second = [0u32; WORDS];
-    if !conn.wal_index_words(0, &mut first) {
-        return None;
-    }
     // A writer updates the second copy first, then the first: read in the opposite order so a
     // header caught mid-update shows as two different copies.
-    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-    if !conn.wal_index_words(WORDS, &mut second) {
+    if !conn.wal_index_words(&mut [(0, &mut first[..]), (WORDS, &mut second[..])]) {
         return None;
     }
     // Word 3 holds isInit (its first byte), bigEndCksum and szPage.
