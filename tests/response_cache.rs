@@ -149,17 +149,18 @@ fn our_own_writes_invalidate() {
     assert!(String::from_utf8(after).unwrap().contains("cache buster one"));
 }
 
+/// Runs `sql` through the sqlite3 CLI: another process's commit, not our writer's.
+fn sqlite3_cli(s: &Seeded, sql: &str) {
+    let out = std::process::Command::new("sqlite3").arg(s.srv.db_path()).arg(sql).output().expect("the sqlite3 CLI");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn a_commit_by_the_sqlite3_cli_invalidates() {
     let s = one_loop();
     let before = warm(&s, DAVID, "/users/me/sidebar");
     assert!(before.contains(">HQ</span>"));
-    let out = std::process::Command::new("sqlite3")
-        .arg(s.srv.db_path())
-        .arg(format!("UPDATE rooms SET name = 'Renamed Outside' WHERE id = {HQ};"))
-        .output()
-        .expect("the sqlite3 CLI");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sqlite3_cli(&s, &format!("UPDATE rooms SET name = 'Renamed Outside' WHERE id = {HQ};"));
     let after = String::from_utf8(gunzip(&raw_get(&s, DAVID, "/users/me/sidebar", &[GZ]).body)).unwrap();
     assert!(after.contains(">Renamed Outside</span>"), "the next request sees the other process's commit");
     assert!(!after.contains(">HQ</span>"));
@@ -187,12 +188,7 @@ fn sqlite3_cli_commits_between_requests_leave_the_server_standing() {
     let holder = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert_eq!(holder, s.srv.pid().to_string(), "the server holds SQLite's in-use lock on the wal-index");
     for i in 0..40 {
-        let out = std::process::Command::new("sqlite3")
-            .arg(s.srv.db_path())
-            .arg(format!("UPDATE rooms SET name = 'Outside {i}' WHERE id = {HQ};"))
-            .output()
-            .expect("the sqlite3 CLI");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        sqlite3_cli(&s, &format!("UPDATE rooms SET name = 'Outside {i}' WHERE id = {HQ};"));
         let r = raw_get(&s, DAVID, "/users/me/sidebar", &[GZ]);
         assert_eq!(r.status, 200, "round {i}");
         let page = String::from_utf8(gunzip(&r.body)).unwrap();

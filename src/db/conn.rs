@@ -358,9 +358,10 @@ impl Conn {
     }
 
     /// Fills each `(first word, words)` span of `spans`, in order and with an acquire fence
-    /// between spans, from this connection's wal-index (the `-shm` file of a WAL database), read through SQLite's own shared mapping of it, with
-    /// no system call. False when the database is not in WAL mode or its wal-index is not
-    /// mapped yet (it is once the connection has read).
+    /// between spans, from this connection's wal-index (the `-shm` file of a WAL database), read
+    /// through SQLite's own shared mapping of it, with no system call. False when the database
+    /// is not a file or its wal-index is not mapped. Only for WAL databases (ours always are):
+    /// on another one SQLite would open a `-shm` file for it.
     ///
     /// Why SQLite's mapping and not one of our own: opening the `-shm` file ourselves and closing
     /// that descriptor would drop every POSIX lock this process holds on the file (fcntl locks
@@ -370,7 +371,7 @@ impl Conn {
     /// the truncated file raises SIGBUS).
     pub fn wal_index_words(&self, spans: &mut [(usize, &mut [u32])]) -> bool {
         const REGION: c_int = 32 * 1024;
-        if spans.iter().any(|(first, out)| (first + out.len()) * 4 > REGION as usize) || !self.has_file() {
+        if spans.iter().any(|(first, out)| (first + out.len()) * 4 > REGION as usize) {
             return false;
         }
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
@@ -387,7 +388,8 @@ impl Conn {
         if rc != ffi::SQLITE_OK || file.is_null() {
             return false;
         }
-        // SAFETY: `file` is SQLite's live file object; pMethods is NULL or its method table.
+        // SAFETY: `file` is SQLite's live file object; pMethods is its method table, or NULL
+        // when no file is open (an in-memory or temporary database).
         let methods = unsafe { (*file).pMethods };
         if methods.is_null() {
             return false;
@@ -418,16 +420,6 @@ impl Conn {
             }
         }
         true
-    }
-
-    /// Whether the main database is a file (not `:memory:` or a temporary database), without
-    /// allocating: the wal-index read on every cached request asks it.
-    fn has_file(&self) -> bool {
-        // SAFETY: the handle is open; "main" is NUL-terminated; SQLite returns NULL or a
-        // NUL-terminated string that lives as long as the connection; only its first byte is read.
-        let p = unsafe { ffi::sqlite3_db_filename(self.db, c"main".as_ptr()) };
-        // SAFETY: non-null and NUL-terminated, so at least one byte is readable.
-        !p.is_null() && unsafe { *p } != 0
     }
 
     /// The path of the main database file, as SQLite resolved it (absolute); `None` for an
