@@ -40,6 +40,16 @@ pub const BUSY_TIMEOUT_MS: c_int = 5000;
 /// WAL size kept after a checkpoint resets it (Rails uses the same limit).
 pub const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
+/// What `Conn::wal_checkpoint` may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checkpoint {
+    /// Copy what it can without waiting for anyone.
+    Passive,
+    /// Take the write lock, copy everything, and wait until no reader uses the WAL, so the
+    /// next commit writes the WAL from its start again.
+    Restart,
+}
+
 /// Hasher for statement-cache keys: they are addresses, already well spread; one multiply
 /// is enough and much cheaper than SipHash.
 #[derive(Default)]
@@ -142,6 +152,29 @@ impl Conn {
             Mode::ReadOnly => conn.exec("PRAGMA query_only = ON;")?,
         }
         Ok(conn)
+    }
+
+    /// Sets how long a statement of this connection waits on another's lock (ms).
+    pub fn set_busy_timeout(&self, ms: c_int) {
+        // SAFETY: self.db is open.
+        unsafe { ffi::sqlite3_busy_timeout(self.db, ms) };
+    }
+
+    /// Checkpoints the main database's WAL in `mode`; returns the frames in the WAL and
+    /// the frames now copied into the database (`sqlite3_wal_checkpoint_v2`). A checkpoint
+    /// that could not take the locks it needs fails with BUSY after doing what it could.
+    pub fn wal_checkpoint(&self, mode: Checkpoint) -> Result<(i32, i32)> {
+        let mode = match mode {
+            Checkpoint::Passive => ffi::SQLITE_CHECKPOINT_PASSIVE,
+            Checkpoint::Restart => ffi::SQLITE_CHECKPOINT_RESTART,
+        };
+        let (mut log, mut done) = (0 as c_int, 0 as c_int);
+        // SAFETY: self.db is open; "main" is NUL-terminated; both out-pointers are valid.
+        let rc = unsafe { ffi::sqlite3_wal_checkpoint_v2(self.db, c"main".as_ptr(), mode, &mut log, &mut done) };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        Ok((log, done))
     }
 
     /// The mode this connection was opened in.

@@ -291,3 +291,36 @@ fn a_snapshot_sees_one_state_of_the_database() {
     assert!(e.message.contains("nope"));
     assert!(r.is_autocommit());
 }
+
+#[test]
+fn a_stream_of_commits_keeps_the_wal_short_while_readers_come_and_go() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A reader that keeps starting short read transactions, as the loops do.
+    let reader = {
+        let (path, stop) = (db.path.clone(), stop.clone());
+        thread::spawn(move || {
+            let r = Conn::open(&path, Mode::ReadOnly).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                count(&r, "SELECT count(*) FROM t");
+            }
+        })
+    };
+    // One commit at a time, each writing about three pages: some 36 MB of WAL if it never
+    // started over.
+    let (tx, rx) = mpsc::channel();
+    for i in 0..3000 {
+        let tx = tx.clone();
+        let tag = format!("{i:08}{}", "x".repeat(8000));
+        w.submit(Job::new(move |c| insert(c, &tag).map(|_| ()), move |r| tx.send(r).unwrap()));
+        rx.recv().unwrap().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    reader.join().unwrap();
+    let wal = std::fs::metadata(format!("{}-wal", db.path)).unwrap().len();
+    assert!(wal < 12 << 20, "the WAL grew to {wal} bytes");
+    let c = Conn::open(&db.path, Mode::ReadOnly).unwrap();
+    assert_eq!(count(&c, "SELECT count(*) FROM t"), 3000);
+    w.stop();
+}

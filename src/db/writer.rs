@@ -10,15 +10,23 @@
 //!
 //! Another process holding the write lock (the `sqlite3` CLI, a backup) makes BEGIN wait
 //! (busy timeout) and then retry with backoff; jobs are never dropped while waiting.
-//! A checkpointer thread runs `PRAGMA wal_checkpoint(PASSIVE)` on its own connection every
-//! `CHECKPOINT_EVERY` commits or `CHECKPOINT_INTERVAL`, so the writer never checkpoints.
+//! A checkpointer thread checkpoints on its own connection every `CHECKPOINT_EVERY` commits,
+//! `CHECKPOINT_FRAMES` WAL frames or `CHECKPOINT_INTERVAL`, so the writer never checkpoints.
+//! A passive checkpoint alone never lets the WAL start over while commits keep coming (SQLite
+//! rewinds it only when a transaction begins with every frame already copied), so under a
+//! stream of posts the WAL grew by ~60 MB/s, every write extending the file into fresh page-cache
+//! folios the kernel zeroes first (5% of the CPU in the cable fan-out). So after the passive
+//! copy, a WAL past `RESTART_FRAMES` is rewound: the writer holds off its next transaction while
+//! the checkpointer copies the few frames committed since and waits (briefly) for readers.
 
 use super::conn::{Conn, Mode};
 use super::error::{Error, Result};
 use super::schema;
+use super::wal_index;
+use super::conn::Checkpoint;
 use libsqlite3_sys as ffi;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::Duration;
 
@@ -26,8 +34,15 @@ use std::time::Duration;
 pub const MAX_BATCH: usize = 512;
 /// Checkpoint after this many commits...
 pub const CHECKPOINT_EVERY: u64 = 256;
+/// ...or once the WAL holds this many frames (about 4 MiB of 4 KiB pages)...
+pub const CHECKPOINT_FRAMES: u64 = 1024;
 /// ...or this long after the first commit not yet checkpointed.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(2);
+/// A WAL this long (frames) after a passive checkpoint is rewound with a RESTART checkpoint.
+const RESTART_FRAMES: i32 = 1024;
+/// How long a RESTART checkpoint waits for readers still using the WAL (another process's
+/// open read transaction, say) before it gives up until next time: the writer waits meanwhile.
+const RESTART_WAIT_MS: i32 = 20;
 /// Longest pause between retries of a BEGIN/COMMIT that found the database locked.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
@@ -199,8 +214,13 @@ fn writer_main(conn: Conn, rx: mpsc::Receiver<Msg>, stats: &Stats, ckpt: Checkpo
             }
         }
         if !batch.is_empty() {
-            let commits = commit_batch(&conn, &mut batch, stats);
-            ckpt.note_commits(commits);
+            let commits = {
+                let _turn = ckpt.writer_turn();
+                commit_batch(&conn, &mut batch, stats)
+            };
+            // Word 4 of the wal-index header: the frames in the WAL.
+            let frames = wal_index::header(&conn).map_or(0, |h| u64::from(h[4]));
+            ckpt.note_commits(commits, frames);
         }
     }
     ckpt.stop();
@@ -325,10 +345,16 @@ impl DataVersion {
 struct CkShared {
     pending: AtomicU64,
     stop: AtomicBool,
+    /// Held by the writer for each group of transactions, by the checkpointer for a RESTART.
+    gate: Mutex<()>,
+    /// Set while the checkpointer wants the gate (the writer, which would otherwise take it
+    /// straight back, waits on `rewound` until it clears).
+    rewinding: Mutex<bool>,
+    rewound: Condvar,
 }
 
 /// The checkpointer thread: copies committed WAL frames into the database file without
-/// blocking the writer or readers (PASSIVE), so the WAL stays short.
+/// blocking the writer or readers (PASSIVE), and rewinds a long WAL (RESTART, see the top).
 struct Checkpointer {
     shared: Arc<CkShared>,
     handle: thread::JoinHandle<()>,
@@ -338,7 +364,15 @@ impl Checkpointer {
     fn start(path: &str) -> Result<Checkpointer> {
         let conn = Conn::open(path, Mode::ReadWrite)?;
         conn.exec("PRAGMA wal_autocheckpoint = 0;")?;
-        let shared = Arc::new(CkShared { pending: AtomicU64::new(0), stop: AtomicBool::new(false) });
+        // Only a RESTART waits on locks (PASSIVE never does), and the writer waits with it.
+        conn.set_busy_timeout(RESTART_WAIT_MS);
+        let shared = Arc::new(CkShared {
+            pending: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            gate: Mutex::new(()),
+            rewinding: Mutex::new(false),
+            rewound: Condvar::new(),
+        });
         let sh = Arc::clone(&shared);
         let handle = thread::Builder::new()
             .name("checkpointer".into())
@@ -347,8 +381,23 @@ impl Checkpointer {
         Ok(Checkpointer { shared, handle })
     }
 
-    fn note_commits(&self, n: u64) {
-        if n > 0 && self.shared.pending.fetch_add(n, Ordering::AcqRel) + n >= CHECKPOINT_EVERY {
+    /// Waits out a RESTART in progress, then holds the gate for one group of transactions.
+    fn writer_turn(&self) -> Option<MutexGuard<'_, ()>> {
+        if let Ok(mut r) = self.shared.rewinding.lock() {
+            while *r {
+                match self.shared.rewound.wait(r) {
+                    Ok(g) => r = g,
+                    Err(_) => break,
+                }
+            }
+        }
+        // Poisoned only if a holder panicked, which aborts release builds.
+        self.shared.gate.lock().ok()
+    }
+
+    /// Counts `n` more commits, after which the WAL holds `frames` frames.
+    fn note_commits(&self, n: u64, frames: u64) {
+        if n > 0 && (self.shared.pending.fetch_add(n, Ordering::AcqRel) + n >= CHECKPOINT_EVERY || frames >= CHECKPOINT_FRAMES) {
             self.handle.thread().unpark();
         }
     }
@@ -365,12 +414,34 @@ fn checkpointer_main(conn: &Conn, shared: &CkShared) {
         thread::park_timeout(CHECKPOINT_INTERVAL);
         let stopping = shared.stop.load(Ordering::Acquire);
         if shared.pending.swap(0, Ordering::AcqRel) > 0 || stopping {
-            if let Err(e) = conn.exec("PRAGMA wal_checkpoint(PASSIVE);") {
-                eprintln!("db: checkpoint failed: {e}");
+            match conn.wal_checkpoint(Checkpoint::Passive) {
+                Ok((log, _)) if log >= RESTART_FRAMES => rewind(conn, shared),
+                Ok(_) => {}
+                Err(e) => eprintln!("db: checkpoint failed: {e}"),
             }
         }
         if stopping {
             return;
+        }
+    }
+}
+
+/// A RESTART checkpoint with the writer held off: it copies what the passive one could not
+/// and waits for readers still in the WAL, so the next commit writes the WAL from its start.
+/// BUSY (a reader stayed longer than `RESTART_WAIT_MS`) leaves the WAL for next time.
+fn rewind(conn: &Conn, shared: &CkShared) {
+    let set = |v: bool| {
+        if let Ok(mut r) = shared.rewinding.lock() {
+            *r = v;
+        }
+    };
+    set(true);
+    let outcome = shared.gate.lock().map(|_gate| conn.wal_checkpoint(Checkpoint::Restart));
+    set(false);
+    shared.rewound.notify_all();
+    if let Ok(Err(e)) = outcome {
+        if !e.is_busy() {
+            eprintln!("db: checkpoint failed: {e}");
         }
     }
 }
