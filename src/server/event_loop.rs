@@ -251,6 +251,7 @@ impl<H: Handler> Loop<H> {
             if n > 0 {
                 self.trim_at = self.now + IDLE_TRIM_MS;
             } else if self.now >= self.trim_at {
+                self.shrink_queues();
                 crate::sys::memory::trim();
                 self.trim_at = u64::MAX;
             }
@@ -840,6 +841,15 @@ impl<H: Handler> Loop<H> {
         } else if !f.dirty {
             f.dirty = true;
             self.dirty.push_back(tok);
+        }
+    }
+
+    /// Frees the frame queues of sockets with nothing to send (the loop is idle).
+    fn shrink_queues(&mut self) {
+        for slot in &mut self.slots {
+            if let Some(f) = slot.conn.as_mut().and_then(|c| c.ws.as_deref_mut()) {
+                f.queue.shrink();
+            }
         }
     }
 

@@ -27,9 +27,6 @@ pub const WRITE_STALL_MS: u64 = 15_000;
 /// Interval of the handler's heartbeat frame (Action Cable pings every 3 s).
 pub const PING_MS: u64 = 3_000;
 
-/// A queue this long (in frames) when emptied is given back, so idle sockets stay small.
-const QUEUE_KEEP: usize = 16;
-
 /// Frames waiting to go out on one socket, in order. The bytes are shared with every other
 /// socket the same frame went to.
 #[derive(Default)]
@@ -90,10 +87,15 @@ impl FrameQueue {
                 return Wrote::Blocked;
             }
         }
-        if self.frames.capacity() > QUEUE_KEEP {
+        Wrote::All
+    }
+
+    /// Gives an empty queue's memory back. Only once the loop is idle: freed after every write,
+    /// a socket under fan-out regrew its queue (a malloc and three reallocs) for each writev.
+    pub fn shrink(&mut self) {
+        if self.frames.is_empty() {
             self.frames = VecDeque::new();
         }
-        Wrote::All
     }
 
     /// Forgets the first `n` unsent bytes (they were written).
