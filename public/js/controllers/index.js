@@ -16,6 +16,7 @@ import lightboxController from "controllers/lightbox_controller"
 import localTimeController from "controllers/local_time_controller"
 import maintainScrollController from "controllers/maintain_scroll_controller"
 import messageActionsController from "controllers/message_actions_controller"
+import messageOptionsController from "controllers/message_options_controller"
 import messagesController from "controllers/messages_controller"
 import notificationsController from "controllers/notifications_controller"
 import popupController from "controllers/popup_controller"
@@ -54,6 +55,7 @@ export function registerControllers(application) {
   application.register("local-time", localTimeController)
   application.register("maintain-scroll", maintainScrollController)
   application.register("message-actions", messageActionsController)
+  application.register("message-options", messageOptionsController)
   application.register("messages", messagesController)
   application.register("notifications", notificationsController)
   application.register("popup", popupController)
