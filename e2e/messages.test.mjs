@@ -82,6 +82,15 @@ test("send with bold and a mention, boost, search, edit, delete; screenshots", a
   await first.locator(".boosts__list .boost").first().waitFor({ timeout: 20000 });
   assert.equal(sql(`SELECT content FROM boosts WHERE message_id = ${firstId}`), "👍");
 
+  // And with the inline form next to its boosts: "nice". The block came without boosts (the
+  // boosts-frame controller filled it in); this one is the server's, reloaded after the boost.
+  await first.hover();
+  await first.locator(".message__boost-inline a.boost__action").click();
+  await first.locator("input.input--boost").fill("nice");
+  await first.locator("input.input--boost").press("Enter");
+  await first.locator(".boosts__list .boost", { hasText: "nice" }).waitFor({ timeout: 20000 });
+  assert.equal(sql(`SELECT group_concat(content, ' ') FROM (SELECT content FROM boosts WHERE message_id = ${firstId} ORDER BY id)`), "👍 nice");
+
   // Edit the second.
   await openMenu(page, second);
   await second.locator(".message__actions-menu a.message__edit-btn").click();

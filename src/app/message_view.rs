@@ -212,7 +212,7 @@ impl<'a> Renderer<'a> {
         let mut presentation = Vec::with_capacity(body.html.len() + 160);
         views::messages::presentation::render(&PresentationView { cmid: &m.client_message_id, body: &body.html }, &mut Out::new(&mut presentation));
         let mut boosts = Vec::with_capacity(512);
-        self.boosts(m, &mut boosts)?;
+        self.boosts_in_message(m, &mut boosts)?;
         let view = MessageView { m, creator, emoji: body.emoji, presentation: &presentation, boosts: &boosts, room_at: Cell::new(0) };
         views::messages::message::render(&view, &mut Out::new(frag));
         Ok(view.room_at.get())
@@ -227,13 +227,34 @@ impl<'a> Renderer<'a> {
 
     /// Appends the boosts block (spec/07 §5.5): `turbo-frame#boosting_message_<cmid>`.
     pub fn boosts(&self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
-        let mut chips = Vec::new();
-        let mut rows: Vec<(i64, i64, String)> = Vec::new();
+        let rows = self.boost_rows(m)?;
+        self.boosts_block(m, &rows, out)
+    }
+
+    /// The boosts block inside a message: without boosts, only its frame (messages/boosts_slot.html),
+    /// which the page completes in the browser.
+    fn boosts_in_message(&self, m: &Message, out: &mut Vec<u8>) -> db::Result<()> {
+        let rows = self.boost_rows(m)?;
+        if rows.is_empty() {
+            views::messages::boosts_slot::render(&CmidView(&m.client_message_id), &mut Out::new(out));
+            return Ok(());
+        }
+        self.boosts_block(m, &rows, out)
+    }
+
+    /// A message's boosts, oldest first: (id, booster, content).
+    fn boost_rows(&self, m: &Message) -> db::Result<Vec<(i64, i64, String)>> {
+        let mut rows = Vec::new();
         boosts::for_message(self.db, m.id, |b| {
             rows.push((b.id, b.booster_id, b.content.to_owned()));
             Ok(())
         })?;
-        for (id, booster_id, content) in &rows {
+        Ok(rows)
+    }
+
+    fn boosts_block(&self, m: &Message, rows: &[(i64, i64, String)], out: &mut Vec<u8>) -> db::Result<()> {
+        let mut chips = Vec::new();
+        for (id, booster_id, content) in rows {
             self.boost(m.id, *id, *booster_id, content, &mut chips)?;
         }
         views::messages::boosts::render(&BoostsView { m, chips: &chips }, &mut Out::new(out));
@@ -617,6 +638,14 @@ impl views::messages::body_file::View for AttachmentView<'_> {
     }
 }
 
+struct CmidView<'a>(&'a str);
+
+impl views::messages::boosts_slot::View for CmidView<'_> {
+    fn cmid(&self, o: &mut Out<'_>) {
+        o.attr(self.0);
+    }
+}
+
 struct BoostsView<'a> {
     m: &'a Message,
     chips: &'a [u8],
@@ -781,7 +810,7 @@ mod tests {
         assert!(html.contains(&format!(r#"href="/rooms/{room}/@{m}" target="_top" data-reply-target="link">Pets &amp; Co</a>"#)));
         assert!(html.contains(r#"<div id="presentation_message_cm-1" class="message__presentation" dir="auto" data-reply-target="body" data-messages-target="body"><div class="trix-content"><div>Hi <b>there</b></div></div></div>"#), "{html}");
         assert!(!html.contains("script"));
-        assert!(html.contains(r#"<turbo-frame id="boosting_message_cm-1">"#));
+        assert!(html.contains(r#"<turbo-frame id="boosting_message_cm-1" data-controller="boosts-frame"></turbo-frame>"#), "no boosts: only the frame");
         assert_eq!(html.matches("data-message-id").count(), 1);
     }
 
@@ -800,6 +829,7 @@ mod tests {
         let boosted = render(&c, &keys, room);
         assert!(boosted.contains(r#"<span role="button" class="txt-small txt-medium""#), "{boosted}");
         assert!(boosted.contains("aria-label=\"David &lt;d&gt; boosted 🔥\""));
+        assert!(boosted.contains(r#"<turbo-frame id="boosting_message_cm-1"><div class="boosts""#), "with boosts: the whole block");
     }
 
     #[test]

@@ -6,6 +6,7 @@ import autoSubmitController from "controllers/auto_submit_controller"
 import autocompleteController from "controllers/autocomplete_controller"
 import badgeDotController from "controllers/badge_dot_controller"
 import boostDeleteController from "controllers/boost_delete_controller"
+import boostsFrameController from "controllers/boosts_frame_controller"
 import composerController from "controllers/composer_controller"
 import copyToClipboardController from "controllers/copy_to_clipboard_controller"
 import dropTargetController from "controllers/drop_target_controller"
@@ -45,6 +46,7 @@ export function registerControllers(application) {
   application.register("autocomplete", autocompleteController)
   application.register("badge-dot", badgeDotController)
   application.register("boost-delete", boostDeleteController)
+  application.register("boosts-frame", boostsFrameController)
   application.register("composer", composerController)
   application.register("copy-to-clipboard", copyToClipboardController)
   application.register("drop-target", dropTargetController)
