@@ -23,6 +23,7 @@ mod report;
 mod run;
 mod seed;
 mod seed_c;
+mod startup;
 mod sys;
 mod upload;
 mod validate;
@@ -40,7 +41,8 @@ const USAGE: &str = "usage:
   campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
                      [--hold-secs 0] [--deflate 1] [--out FILE]
-  campfire-bench upload --url URL --labels FILE [--reps 5] [--file black_hole.jpg]";
+  campfire-bench upload --url URL --labels FILE [--reps 5] [--file black_hole.jpg]
+  campfire-bench startup --server CMD --port PORT [--runs 20]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +57,12 @@ fn main() {
             file: opt(&args, "--file").map(PathBuf::from),
             reps: number(&args, "--reps", 5.0).unwrap_or(5.0).max(1.0) as usize,
         }),
+        Some("startup") => match (opt(&args, "--server"), opt(&args, "--port").and_then(|p| p.parse().ok())) {
+            (Some(server), Some(port)) => {
+                startup::run(&startup::Options { server, port, runs: number(&args, "--runs", 20.0).unwrap_or(20.0).max(1.0) as usize })
+            }
+            _ => Err(USAGE.to_string()),
+        },
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = result {
