@@ -104,6 +104,17 @@ secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.jso
 export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} DISABLE_SSL=true CAMPFIRE_LOG=0
 
+# As in a fresh container, the executable is read from disk inside the cgroup: its page cache is
+# written back and dropped first. A binary just built or copied sits in the page cache in large
+# folios charged to whoever wrote it; the server's RssFile then depended on how the file was last
+# written (2.8 vs 4.3 MB of code mapped), and its pages escaped the cgroup's reclaim altogether,
+# which hid that a 4 MB WAL left too little room for them (cable fan-out fell to 8 msgs/s).
+server_bin=${server_cmd%% *}
+if [ -f "$server_bin" ]; then
+  sync "$server_bin"
+  dd if="$server_bin" iflag=nocache count=0 status=none
+fi
+
 # The server enters the cgroup before it execs, so everything it allocates is charged there.
 taskset -c "$server_cpu" bash -c "echo \$\$ > $cg/cgroup.procs && exec $server_cmd" \
   > "$work/server.log" 2>&1 &

@@ -40,6 +40,16 @@ pub const BUSY_TIMEOUT_MS: c_int = 5000;
 /// WAL size kept after a checkpoint resets it (Rails uses the same limit).
 pub const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
+/// The busy handler of `Conn::set_busy_retry`: `limit` (the handler's argument) retries, 50 µs
+/// apart.
+extern "C" fn retry_soon(limit: *mut std::ffi::c_void, attempts: c_int) -> c_int {
+    if attempts as isize >= limit as isize {
+        return 0;
+    }
+    std::thread::sleep(std::time::Duration::from_micros(50));
+    1
+}
+
 /// What `Conn::wal_checkpoint` may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checkpoint {
@@ -154,10 +164,13 @@ impl Conn {
         Ok(conn)
     }
 
-    /// Sets how long a statement of this connection waits on another's lock (ms).
-    pub fn set_busy_timeout(&self, ms: c_int) {
-        // SAFETY: self.db is open.
-        unsafe { ffi::sqlite3_busy_timeout(self.db, ms) };
+    /// Makes this connection wait on another's lock by retrying every 50 µs, up to `ms`, instead
+    /// of SQLite's own busy timeout, whose first pause is a whole millisecond: for the
+    /// checkpointer, whose wait for readers to leave the WAL also holds the writer back.
+    pub fn set_busy_retry(&self, ms: c_int) {
+        // SAFETY: self.db is open; the handler has the signature SQLite calls and its argument
+        // is the retry limit cast to a pointer, never dereferenced.
+        unsafe { ffi::sqlite3_busy_handler(self.db, Some(retry_soon), (ms as isize * 20) as *mut std::ffi::c_void) };
     }
 
     /// Checkpoints the main database's WAL in `mode`; returns the frames in the WAL and

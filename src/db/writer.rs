@@ -34,12 +34,14 @@ use std::time::Duration;
 pub const MAX_BATCH: usize = 512;
 /// Checkpoint after this many commits...
 pub const CHECKPOINT_EVERY: u64 = 256;
-/// ...or once the WAL holds this many frames (about 4 MiB of 4 KiB pages)...
-pub const CHECKPOINT_FRAMES: u64 = 1024;
+/// ...or once the WAL holds this many frames (about 1 MiB of 4 KiB pages: the WAL is rewritten
+/// all the time, so it stays in the page cache, and in a 15 MB container a 4 MiB one left too
+/// little room for the executable's code, which thrashed: docs/bench.md "Memory")...
+pub const CHECKPOINT_FRAMES: u64 = 256;
 /// ...or this long after the first commit not yet checkpointed.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(2);
 /// A WAL this long (frames) after a passive checkpoint is rewound with a RESTART checkpoint.
-const RESTART_FRAMES: i32 = 1024;
+const RESTART_FRAMES: i32 = 256;
 /// How long a RESTART checkpoint waits for readers still using the WAL (another process's
 /// open read transaction, say) before it gives up until next time: the writer waits meanwhile.
 const RESTART_WAIT_MS: i32 = 20;
@@ -365,7 +367,7 @@ impl Checkpointer {
         let conn = Conn::open(path, Mode::ReadWrite)?;
         conn.exec("PRAGMA wal_autocheckpoint = 0;")?;
         // Only a RESTART waits on locks (PASSIVE never does), and the writer waits with it.
-        conn.set_busy_timeout(RESTART_WAIT_MS);
+        conn.set_busy_retry(RESTART_WAIT_MS);
         let shared = Arc::new(CkShared {
             pending: AtomicU64::new(0),
             stop: AtomicBool::new(false),
