@@ -4,8 +4,8 @@
 //! polls `GET /up` on a fresh connection every 250 µs from the moment of the spawn, and stops it
 //! with SIGTERM once answered. The clock starts just before the spawn, so fork and exec count.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use crate::http::{request, Client};
+use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,13 +56,7 @@ pub fn run(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// One `GET /up` on a new connection: true on a 200.
+/// One `GET /up` on a new connection (refused at once while nothing listens): true on a 200.
 fn up(addr: SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(50)) else { return false };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"GET /up HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n").is_err() {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).is_ok() && &head[..12] == b"HTTP/1.1 200"
+    Client::new(addr).send(&request("GET", "/up", "127.0.0.1", &[], b"")).is_ok_and(|r| r.status == 200)
 }

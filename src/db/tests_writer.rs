@@ -4,7 +4,8 @@
 use super::testing::TempDb;
 use super::writer::{epoch, DataVersion, Job, Writer};
 use super::{Conn, Error, Mode, Result};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
@@ -296,13 +297,13 @@ fn a_snapshot_sees_one_state_of_the_database() {
 fn a_stream_of_commits_keeps_the_wal_short_while_readers_come_and_go() {
     let db = TempDb::new();
     let w = start(&db);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     // A reader that keeps starting short read transactions, as the loops do.
     let reader = {
         let (path, stop) = (db.path.clone(), stop.clone());
         thread::spawn(move || {
             let r = Conn::open(&path, Mode::ReadOnly).unwrap();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) {
                 count(&r, "SELECT count(*) FROM t");
             }
         })
@@ -316,7 +317,7 @@ fn a_stream_of_commits_keeps_the_wal_short_while_readers_come_and_go() {
         w.submit(Job::new(move |c| insert(c, &tag).map(|_| ()), move |r| tx.send(r).unwrap()));
         rx.recv().unwrap().unwrap();
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
     reader.join().unwrap();
     let wal = std::fs::metadata(format!("{}-wal", db.path)).unwrap().len();
     // Without the rewind it reached 100 MB. With it, ~1-2 MB, but a rewind may give up (20 ms

@@ -19,11 +19,10 @@
 //! copy, a WAL past `RESTART_FRAMES` is rewound: the writer holds off its next transaction while
 //! the checkpointer copies the few frames committed since and waits (briefly) for readers.
 
-use super::conn::{Conn, Mode};
+use super::conn::{Checkpoint, Conn, Mode};
 use super::error::{Error, Result};
 use super::schema;
 use super::wal_index;
-use super::conn::Checkpoint;
 use libsqlite3_sys as ffi;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
