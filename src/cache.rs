@@ -386,6 +386,7 @@ mod tests {
             body: b"",
             spooled: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
+            tls: false,
         }
     }
 

@@ -49,6 +49,7 @@ fn the_cache_alone() {
         body: b"",
         spooled: None,
         peer: std::net::IpAddr::from([127, 0, 0, 1]),
+        tls: false,
     };
     let mut cache = Cache::new(1 << 20);
     let stamp = cache.stamp(&conn).expect("a stamp");

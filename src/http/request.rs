@@ -73,6 +73,8 @@ pub struct Request<'a> {
     /// a handler may keep a clone to use them after the request without copying.
     pub spooled: Option<&'a std::sync::Arc<super::spool::SpooledBody>>,
     pub peer: IpAddr,
+    /// The request arrived over this server's own TLS (not a proxy's claim about it).
+    pub tls: bool,
 }
 
 impl<'a> Request<'a> {

@@ -434,6 +434,7 @@ mod tests {
             body: b"",
             spooled: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
+            tls: false,
         };
         f(&req)
     }

@@ -23,6 +23,8 @@ pub(super) struct Parked {
 pub(super) struct Conn {
     pub fd: Fd,
     pub peer: IpAddr,
+    /// The connection is this server's own TLS (requests on it are HTTPS).
+    pub tls: bool,
     /// Fully initialised (len is the usable size); empty when the connection holds no buffer.
     pub buf: Vec<u8>,
     pub start: usize,
@@ -63,6 +65,7 @@ impl Conn {
         Conn {
             fd,
             peer,
+            tls: false,
             buf: Vec::new(),
             start: 0,
             end: 0,

@@ -597,7 +597,7 @@ impl<H: Handler> Loop<H> {
             };
             let mut headers = [Header::EMPTY; HEADER_SLOTS];
             let ran = match parse_head(&head_bytes, limits, &mut headers) {
-                Ok(Some(head)) => dispatch(&head, body.bytes(), Some(&body), c.peer, handler, res, arena, queue, tok, log),
+                Ok(Some(head)) => dispatch(&head, body.bytes(), Some(&body), (c.peer, c.tls), handler, res, arena, queue, tok, log),
                 _ => return self.refuse(idx, ParseError::Bad("spooled head changed")),
             };
             return self.after_dispatch(idx, ran, draining);
@@ -619,7 +619,7 @@ impl<H: Handler> Loop<H> {
             Err(e) => return self.refuse(idx, e),
             Ok(Some(head)) => match head.framing {
                 Framing::None => {
-                    let ran = dispatch(&head, b"", None, c.peer, handler, res, arena, queue, tok, log);
+                    let ran = dispatch(&head, b"", None, (c.peer, c.tls), handler, res, arena, queue, tok, log);
                     (ran, head.len)
                 }
                 Framing::Length(n) => {
@@ -645,7 +645,7 @@ impl<H: Handler> Loop<H> {
                         }
                         return self.await_body(idx, expect);
                     };
-                    let ran = dispatch(&head, body, None, c.peer, handler, res, arena, queue, tok, log);
+                    let ran = dispatch(&head, body, None, (c.peer, c.tls), handler, res, arena, queue, tok, log);
                     (ran, head.len + n)
                 }
                 Framing::Chunked => {
@@ -1038,7 +1038,7 @@ fn dispatch<H: Handler>(
     head: &Head,
     body: &[u8],
     spooled: Option<&Arc<SpooledBody>>,
-    peer: std::net::IpAddr,
+    peer: (std::net::IpAddr, bool),
     handler: &mut H,
     res: &mut Response,
     arena: &mut Arena,
@@ -1056,7 +1056,8 @@ fn dispatch<H: Handler>(
         headers: head.headers,
         body,
         spooled,
-        peer,
+        peer: peer.0,
+        tls: peer.1,
     };
     let mut parked = None;
     let mut upgrade = None;
@@ -1111,7 +1112,7 @@ fn dispatch_dechunked<H: Handler>(
     let data = &c.buf[c.start..];
     let head = parse_head(&data[..head_len], limits, &mut headers).ok()??;
     let body = data.get(head_len..head_len + body_len)?;
-    Some(dispatch(&head, body, None, c.peer, handler, res, arena, queue, tok, log))
+    Some(dispatch(&head, body, None, (c.peer, c.tls), handler, res, arena, queue, tok, log))
 }
 
 /// Frames `res` and sends it (or queues it behind earlier output).
