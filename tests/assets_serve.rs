@@ -38,6 +38,7 @@ fn reply(a: &Asset, method: Method, headers: &[(&str, &str)]) -> Reply {
         body: b"",
         spooled: None,
         peer: std::net::IpAddr::from([127, 0, 0, 1]),
+        tls: false,
     };
     decide(&req, a)
 }
