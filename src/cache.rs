@@ -173,13 +173,14 @@ impl Cache {
         Some(stamp)
     }
 
-    /// Builds the key of `req` for `user_id` and, when an entry made under `stamp` exists,
+    /// Builds the key of `req` for `user_id` and `variant` (bits the caller renders by that the
+    /// request's bytes do not show: gzip, the scheme), and when an entry made under `stamp` exists,
     /// fills `res` from it (a 304 when `If-None-Match` names its ETag) and returns true.
     /// A stale entry is dropped. After a false return, `admit` may store the response.
-    pub fn lookup(&mut self, stamp: Stamp, user_id: i64, req: &Request, gzip: bool, res: &mut Response) -> bool {
+    pub fn lookup(&mut self, stamp: Stamp, user_id: i64, req: &Request, variant: u8, res: &mut Response) -> bool {
         self.key.clear();
         self.key.extend_from_slice(&user_id.to_le_bytes());
-        self.key.push(gzip as u8);
+        self.key.push(variant);
         push_part(&mut self.key, req.target);
         // Every line of a key header counts (two Cookie lines are two parts of the key).
         for h in req.headers {
@@ -406,29 +407,29 @@ mod tests {
         let h = [Header { name: b"Cookie", value: b"session_token=a" }];
         let req = request(b"/rooms/1", &h);
         let mut res = Response::new();
-        assert!(!c.lookup(S1, 7, &req, true, &mut res));
+        assert!(!c.lookup(S1, 7, &req, 1, &mut res));
         let mut res = page(b"<p>room</p>");
         c.admit(S1, Some(S1), &mut res);
         let etag = res.header_value("etag").unwrap().to_vec();
 
         let mut hit = Response::new();
-        assert!(c.lookup(S1, 7, &req, true, &mut hit));
+        assert!(c.lookup(S1, 7, &req, 1, &mut hit));
         assert_eq!(hit.body_bytes(), b"<p>room</p>");
         assert_eq!(hit.header_value("etag"), Some(&etag[..]));
 
         // another user, another encoding, another cookie: other keys
-        assert!(!c.lookup(S1, 8, &req, true, &mut Response::new()));
-        assert!(!c.lookup(S1, 7, &req, false, &mut Response::new()));
+        assert!(!c.lookup(S1, 8, &req, 1, &mut Response::new()));
+        assert!(!c.lookup(S1, 7, &req, 0, &mut Response::new()));
         let h2 = [Header { name: b"Cookie", value: b"session_token=a; _campfire_session=flash" }];
-        assert!(!c.lookup(S1, 7, &request(b"/rooms/1", &h2), true, &mut Response::new()));
+        assert!(!c.lookup(S1, 7, &request(b"/rooms/1", &h2), 1, &mut Response::new()));
 
         let inm = [h[0], Header { name: b"If-None-Match", value: &etag }];
         let mut nm = Response::new();
-        assert!(c.lookup(S1, 7, &request(b"/rooms/1", &inm), true, &mut nm));
+        assert!(c.lookup(S1, 7, &request(b"/rooms/1", &inm), 1, &mut nm));
         assert_eq!(nm.code(), 304);
 
         // a newer data version: the entry is gone
-        assert!(!c.lookup(S2, 7, &req, true, &mut Response::new()));
+        assert!(!c.lookup(S2, 7, &req, 1, &mut Response::new()));
         assert_eq!(c.stats().2, 0);
     }
 
@@ -437,16 +438,16 @@ mod tests {
         let mut c = Cache::new(1 << 20);
         let req = request(b"/rooms/1", &[]);
         // the data changed while rendering
-        c.lookup(S1, 1, &req, true, &mut Response::new());
+        c.lookup(S1, 1, &req, 1, &mut Response::new());
         c.admit(S1, Some(S2), &mut page(b"x"));
         // a session cookie was set
-        c.lookup(S1, 1, &req, true, &mut Response::new());
+        c.lookup(S1, 1, &req, 1, &mut Response::new());
         let mut r = page(b"x");
         r.header("Set-Cookie", b"last_room=1; path=/");
         r.header("Set-Cookie", b"_campfire_session=abc; path=/");
         c.admit(S1, Some(S1), &mut r);
         // not a 200
-        c.lookup(S1, 1, &req, true, &mut Response::new());
+        c.lookup(S1, 1, &req, 1, &mut Response::new());
         let mut r = page(b"x");
         r.status(404);
         c.admit(S1, Some(S1), &mut r);
@@ -454,22 +455,22 @@ mod tests {
         c.admit(S1, Some(S1), &mut page(b"x"));
         assert_eq!(c.stats().2, 0);
         // the action's own ETag is kept
-        c.lookup(S1, 1, &req, true, &mut Response::new());
+        c.lookup(S1, 1, &req, 1, &mut Response::new());
         let mut r = page(b"x");
         r.header("ETag", b"W/\"abc\"");
         c.admit(S1, Some(S1), &mut r);
         let inm = [Header { name: b"if-none-match", value: b"\"abc\"" }];
         let mut nm = Response::new();
-        assert!(c.lookup(S1, 1, &request(b"/rooms/1", &inm), true, &mut nm));
+        assert!(c.lookup(S1, 1, &request(b"/rooms/1", &inm), 1, &mut nm));
         assert_eq!(nm.code(), 304);
         // last_room alone is replayed with the page
         let other = request(b"/rooms/2", &[]);
-        c.lookup(S1, 1, &other, true, &mut Response::new());
+        c.lookup(S1, 1, &other, 1, &mut Response::new());
         let mut r = page(b"y");
         r.header("Set-Cookie", b"last_room=2; path=/");
         c.admit(S1, Some(S1), &mut r);
         let mut hit = Response::new();
-        assert!(c.lookup(S1, 1, &other, true, &mut hit));
+        assert!(c.lookup(S1, 1, &other, 1, &mut hit));
         assert_eq!(hit.header_value("set-cookie"), Some(&b"last_room=2; path=/"[..]));
     }
 
@@ -496,20 +497,20 @@ mod tests {
         let body = vec![b'x'; 2_000];
         for i in 0..30u8 {
             let t = [b'/', b'a' + i % 26, b'0' + i / 26];
-            c.lookup(S1, 1, &request(&t, &[]), true, &mut Response::new());
+            c.lookup(S1, 1, &request(&t, &[]), 1, &mut Response::new());
             c.admit(S1, Some(S1), &mut page(&body));
             // keep the first one warm
-            assert!(c.lookup(S1, 1, &request(b"/a0", &[]), true, &mut Response::new()));
+            assert!(c.lookup(S1, 1, &request(b"/a0", &[]), 1, &mut Response::new()));
             c.begin_request();
         }
         let (_, _, entries, used) = c.stats();
         assert!(used <= 40_000);
         assert!(entries < 30 && entries > 5);
-        assert!(c.lookup(S1, 1, &request(b"/a0", &[]), true, &mut Response::new()));
-        assert!(!c.lookup(S1, 1, &request(b"/b0", &[]), true, &mut Response::new()));
+        assert!(c.lookup(S1, 1, &request(b"/a0", &[]), 1, &mut Response::new()));
+        assert!(!c.lookup(S1, 1, &request(b"/b0", &[]), 1, &mut Response::new()));
         // too large for one entry
         let mut off = Cache::new(1000);
-        off.lookup(S1, 1, &request(b"/a", &[]), true, &mut Response::new());
+        off.lookup(S1, 1, &request(b"/a", &[]), 1, &mut Response::new());
         off.admit(S1, Some(S1), &mut page(&body));
         assert_eq!(off.stats().2, 0);
     }

@@ -10,9 +10,11 @@
 //! | CAMPFIRE_LOOPS | usable cores, at most 4 | event-loop threads |
 //! | CAMPFIRE_LOG | 1 | 0 turns the access log off |
 //! | CAMPFIRE_MAX_* , *_TIMEOUT_MS | http::limits, below | see README.md |
+//! | CAMPFIRE_TRUSTED_PROXIES | Rails' list; none with SSL_DOMAIN | peers whose forwarding headers are believed |
 //! | CAMPFIRE_WS_* , CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS | `WsLimits` | see README.md |
 
 use crate::http::limits::{self, Limits};
+use crate::http::trusted::TrustedProxies;
 use std::path::{Path, PathBuf};
 
 /// Seconds-scale defaults for the slow-client guards.
@@ -58,6 +60,8 @@ pub struct Config {
     /// Per loop.
     pub max_connections: usize,
     pub ws: WsLimits,
+    /// Peers whose `X-Forwarded-*`, `Forwarded` and `Client-Ip` headers are believed.
+    pub trusted_proxies: TrustedProxies,
     /// CAMPFIRE_TEST_ROUTES=1 adds routes only the integration tests use (`POST /__echo`).
     pub test_routes: bool,
 }
@@ -111,6 +115,7 @@ impl Config {
                 write_stall_ms: num(&get, "CAMPFIRE_WS_WRITE_STALL_MS", crate::server::websocket::WRITE_STALL_MS as usize, 100, 86_400_000)? as u64,
                 max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", crate::cable::MAX_SUBSCRIPTIONS, 1, 4096)?,
             },
+            trusted_proxies: trusted_proxies(&get)?,
             test_routes: flag(&get, "CAMPFIRE_TEST_ROUTES", false)?,
         })
     }
@@ -148,6 +153,7 @@ impl std::fmt::Debug for Config {
             .field("drain_timeout_ms", &self.drain_timeout_ms)
             .field("max_connections", &self.max_connections)
             .field("ws", &self.ws)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("test_routes", &self.test_routes)
             .finish()
     }
@@ -175,6 +181,17 @@ fn stored_secret(path: &Path) -> Result<String, String> {
         .and_then(|_| f.sync_all())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(hex)
+}
+
+/// `CAMPFIRE_TRUSTED_PROXIES` when set (empty: nobody). Unset, Rails' loopback and private
+/// ranges, for a proxy beside us; but a server that terminates TLS itself (`SSL_DOMAIN`) faces
+/// the internet directly, so it believes nobody by default.
+fn trusted_proxies(get: &impl Fn(&str) -> Option<String>) -> Result<TrustedProxies, String> {
+    match get("CAMPFIRE_TRUSTED_PROXIES") {
+        Some(v) => TrustedProxies::parse(&v).map_err(|e| format!("CAMPFIRE_TRUSTED_PROXIES: {e}")),
+        None if get("SSL_DOMAIN").is_some_and(|d| !d.trim().is_empty()) => Ok(TrustedProxies::none()),
+        None => Ok(TrustedProxies::rails_default()),
+    }
 }
 
 fn num(get: &impl Fn(&str) -> Option<String>, key: &str, default: usize, min: usize, max: usize) -> Result<usize, String> {
@@ -214,6 +231,18 @@ mod tests {
         assert!(c.log && c.loops >= 1 && c.loops <= 4);
         let c = cfg(&[("PORT", "8080"), ("CAMPFIRE_LOG", "0"), ("CAMPFIRE_MAX_URL", "100"), ("CAMPFIRE_LOOPS", "8")]).unwrap();
         assert_eq!((c.port, c.log, c.limits.max_url, c.loops), (8080, false, 100, 8));
+    }
+
+    #[test]
+    fn trusted_proxies_default_and_override() {
+        let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(cfg(&[]).unwrap().trusted_proxies.contains(lo));
+        assert!(cfg(&[("CAMPFIRE_TRUSTED_PROXIES", "")]).unwrap().trusted_proxies.is_empty());
+        assert!(cfg(&[("SSL_DOMAIN", "chat.example.com")]).unwrap().trusted_proxies.is_empty());
+        let one = cfg(&[("SSL_DOMAIN", "chat.example.com"), ("CAMPFIRE_TRUSTED_PROXIES", "127.0.0.1")]).unwrap();
+        assert!(one.trusted_proxies.contains(lo));
+        let e = cfg(&[("CAMPFIRE_TRUSTED_PROXIES", "10.0.0.0/40")]).unwrap_err();
+        assert!(e.contains("CAMPFIRE_TRUSTED_PROXIES") && e.contains("10.0.0.0/40"), "{e}");
     }
 
     #[test]

@@ -56,11 +56,13 @@ fn issued_cookies_have_rails_attributes_and_sign_in() {
         Request::post_form(
             "/first_run",
             &[("user[name]", "Ada"), ("user[email_address]", "ada@example.com"), ("user[password]", "secret123456")],
-        ),
+        )
+        // A TLS-terminating proxy on loopback (trusted by default) says the browser used HTTPS.
+        .header("X-Forwarded-Proto", "https"),
     );
     assert_eq!(r.status, 302, "{r:?}");
     let cookie = r.set_cookies().into_iter().find(|c| c.starts_with("session_token=")).unwrap().to_string();
-    // Rack's attribute order; Secure because DISABLE_SSL is blank.
+    // Rack's attribute order; Secure because DISABLE_SSL is blank and the request was HTTPS.
     assert!(cookie.contains("; path=/; expires="), "{cookie}");
     assert!(cookie.ends_with("; secure; httponly; samesite=lax"), "{cookie}");
     // The value is form-encoded base64 `DATA--DIGEST` (HMAC-SHA1: 40 hex).

@@ -3,14 +3,20 @@
 //! Sessions record it, bans match it and the sign-in rate limit counts by it, so it must agree
 //! with what Rails stored before the switch. Rules: the forwarded list comes from the RFC 7239
 //! `Forwarded` header when present, else `X-Forwarded-For`; candidates are that list read from
-//! the right, then `Client-Ip` from the right, then the socket peer; trusted proxies (loopback,
-//! private and link-local ranges) are skipped; the first remaining candidate wins. When every
-//! candidate is a proxy, the left-most forwarded/Client-Ip address is used, else the peer.
+//! the right, then `Client-Ip` from the right, then the socket peer; trusted proxies
+//! (`CAMPFIRE_TRUSTED_PROXIES`, by default Rails' loopback, private and link-local ranges) are
+//! skipped; the first remaining candidate wins. When every candidate is a proxy, the left-most
+//! forwarded/Client-Ip address is used, else the peer.
+//!
+//! Unlike Rails, the headers are read only when the socket peer itself is a trusted proxy: a
+//! client that reaches the port directly would otherwise pick its own address, and with it
+//! escape bans and the sign-in rate limit.
 
+use crate::http::trusted::TrustedProxies;
 use std::net::IpAddr;
 
 /// Both `Client-Ip` and a forwarded list were sent and disagree: Rails raises an
-/// IP-spoofing error (500) rather than guess.
+/// IP-spoofing error rather than guess; we answer it 400 (the request is bad, not the server).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Spoofed;
 
@@ -39,15 +45,22 @@ impl Addrs {
     }
 }
 
-/// Computes the client IP from the socket peer and the three proxy headers (each the raw
-/// header value, when present). Never fails on malformed headers: invalid entries are skipped.
-/// Returns `Err(Spoofed)` only in the case Rails treats as an attack (see [`Spoofed`]).
-pub fn client_ip(
-    peer: IpAddr,
-    forwarded: Option<&[u8]>,
-    x_forwarded_for: Option<&[u8]>,
-    client_ip: Option<&[u8]>,
-) -> Result<IpAddr, Spoofed> {
+/// The proxy headers of one request, each the raw header value when present.
+#[derive(Clone, Copy, Default)]
+pub struct Forwarding<'a> {
+    pub forwarded: Option<&'a [u8]>,
+    pub x_forwarded_for: Option<&'a [u8]>,
+    pub client_ip: Option<&'a [u8]>,
+}
+
+/// Computes the client IP from the socket peer and, when the peer is in `trusted`, its proxy
+/// headers. Never fails on malformed headers: invalid entries are skipped. Returns
+/// `Err(Spoofed)` only in the case Rails treats as an attack (see [`Spoofed`]).
+pub fn client_ip(peer: IpAddr, headers: Forwarding<'_>, trusted: &TrustedProxies) -> Result<IpAddr, Spoofed> {
+    if !trusted.contains(peer) {
+        return Ok(peer);
+    }
+    let Forwarding { forwarded, x_forwarded_for, client_ip } = headers;
     let mut fwd = Addrs::new();
     match forwarded {
         Some(v) => forwarded_for_values(v, &mut fwd),
@@ -69,34 +82,12 @@ pub fn client_ip(
     }
     let candidates = fwd.iter().rev().chain(cli.iter().rev());
     for ip in candidates.chain(std::iter::once(&peer)) {
-        if !is_trusted_proxy(ip) {
+        if !trusted.contains(*ip) {
             return Ok(*ip);
         }
     }
     // All trusted: the left-most client address (Client-Ip first, as Rails orders them).
     Ok(cli.first().or(fwd.first()).copied().unwrap_or(peer))
-}
-
-/// Rails' default trusted proxies: 127/8, ::1, fc00::/7, 10/8, 172.16/12, 192.168/16,
-/// 169.254/16, fe80::/10 (IPv4-mapped IPv6 is judged by its IPv4 address).
-pub fn is_trusted_proxy(ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            o[0] == 127
-                || o[0] == 10
-                || (o[0] == 172 && (o[1] & 0xf0) == 16)
-                || (o[0] == 192 && o[1] == 168)
-                || (o[0] == 169 && o[1] == 254)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_trusted_proxy(&IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            v6.is_loopback() || (s[0] & 0xfe00) == 0xfc00 || (s[0] & 0xffc0) == 0xfe80
-        }
-    }
 }
 
 /// Parses a comma-separated address list (`X-Forwarded-For`, `Client-Ip`), keeping valid
@@ -167,72 +158,75 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn fwd<'a>(forwarded: Option<&'a [u8]>, xff: Option<&'a [u8]>, cli: Option<&'a [u8]>) -> Forwarding<'a> {
+        Forwarding { forwarded, x_forwarded_for: xff, client_ip: cli }
+    }
+
+    fn rails(peer: &str, f: Forwarding<'_>) -> Result<IpAddr, Spoofed> {
+        client_ip(ip(peer), f, &TrustedProxies::rails_default())
+    }
+
     #[test]
     fn peer_only() {
-        assert_eq!(client_ip(ip("203.0.113.5"), None, None, None), Ok(ip("203.0.113.5")));
+        assert_eq!(rails("203.0.113.5", fwd(None, None, None)), Ok(ip("203.0.113.5")));
     }
 
     #[test]
     fn proxy_on_localhost_forwards_the_client() {
-        let got = client_ip(ip("127.0.0.1"), None, Some(b"203.0.113.1"), None);
-        assert_eq!(got, Ok(ip("203.0.113.1")));
+        assert_eq!(rails("127.0.0.1", fwd(None, Some(b"203.0.113.1"), None)), Ok(ip("203.0.113.1")));
     }
 
     #[test]
     fn rightmost_untrusted_wins() {
-        let got = client_ip(ip("10.0.0.1"), None, Some(b"1.1.1.1, 2.2.2.2, 10.0.0.2"), None);
-        assert_eq!(got, Ok(ip("2.2.2.2")));
+        assert_eq!(rails("10.0.0.1", fwd(None, Some(b"1.1.1.1, 2.2.2.2, 10.0.0.2"), None)), Ok(ip("2.2.2.2")));
     }
 
     #[test]
-    fn untrusted_peer_beats_nothing_but_is_after_forwarded() {
-        // A client that talks to us directly can still claim anything in X-Forwarded-For: Rails
-        // believes the right-most untrusted entry. We match Rails, not a stricter policy.
-        let got = client_ip(ip("198.51.100.7"), None, Some(b"203.0.113.9"), None);
-        assert_eq!(got, Ok(ip("203.0.113.9")));
+    fn a_direct_client_is_its_socket_whatever_it_claims() {
+        // Rails would believe 203.0.113.9 here; a peer outside the trusted list is not a proxy.
+        let claims = fwd(Some(b"for=192.0.2.1"), Some(b"203.0.113.9, 198.51.100.1"), Some(b"4.4.4.4"));
+        assert_eq!(rails("198.51.100.7", claims), Ok(ip("198.51.100.7")));
+        // Not even a Client-Ip disagreeing with X-Forwarded-For is looked at.
+        assert_eq!(rails("198.51.100.7", fwd(None, Some(b"5.5.5.5"), Some(b"4.4.4.4"))), Ok(ip("198.51.100.7")));
+    }
+
+    #[test]
+    fn an_empty_list_believes_no_one() {
+        let none = TrustedProxies::none();
+        assert_eq!(client_ip(ip("127.0.0.1"), fwd(None, Some(b"203.0.113.9"), None), &none), Ok(ip("127.0.0.1")));
+    }
+
+    #[test]
+    fn a_configured_proxy_is_believed_and_skipped() {
+        let lb = TrustedProxies::parse("203.0.113.0/24").unwrap();
+        let got = client_ip(ip("203.0.113.2"), fwd(None, Some(b"198.51.100.4, 203.0.113.3"), None), &lb);
+        assert_eq!(got, Ok(ip("198.51.100.4")));
     }
 
     #[test]
     fn all_trusted_takes_leftmost() {
-        let got = client_ip(ip("127.0.0.1"), None, Some(b"192.168.1.2, 10.0.0.3"), None);
-        assert_eq!(got, Ok(ip("192.168.1.2")));
-        assert_eq!(client_ip(ip("127.0.0.1"), None, None, None), Ok(ip("127.0.0.1")));
+        assert_eq!(rails("127.0.0.1", fwd(None, Some(b"192.168.1.2, 10.0.0.3"), None)), Ok(ip("192.168.1.2")));
+        assert_eq!(rails("127.0.0.1", fwd(None, None, None)), Ok(ip("127.0.0.1")));
     }
 
     #[test]
     fn forwarded_header_has_priority() {
-        let got = client_ip(
-            ip("127.0.0.1"),
-            Some(b"for=192.0.2.60;proto=http;by=203.0.113.43, for=\"[2001:db8:cafe::17]:4711\""),
-            Some(b"9.9.9.9"),
-            None,
+        let got = rails(
+            "127.0.0.1",
+            fwd(Some(b"for=192.0.2.60;proto=http;by=203.0.113.43, for=\"[2001:db8:cafe::17]:4711\""), Some(b"9.9.9.9"), None),
         );
         assert_eq!(got, Ok(ip("2001:db8:cafe::17")));
     }
 
     #[test]
     fn garbage_and_ports_are_handled() {
-        let got = client_ip(ip("127.0.0.1"), None, Some(b"nonsense, 1.2.3.4:8080, 1.2.3.0/24"), None);
-        assert_eq!(got, Ok(ip("1.2.3.4")));
+        assert_eq!(rails("127.0.0.1", fwd(None, Some(b"nonsense, 1.2.3.4:8080, 1.2.3.0/24"), None)), Ok(ip("1.2.3.4")));
     }
 
     #[test]
     fn client_ip_header_and_spoofing() {
-        assert_eq!(client_ip(ip("127.0.0.1"), None, None, Some(b"4.4.4.4")), Ok(ip("4.4.4.4")));
-        assert_eq!(
-            client_ip(ip("127.0.0.1"), None, Some(b"4.4.4.4"), Some(b"4.4.4.4")),
-            Ok(ip("4.4.4.4"))
-        );
-        assert_eq!(client_ip(ip("127.0.0.1"), None, Some(b"5.5.5.5"), Some(b"4.4.4.4")), Err(Spoofed));
-    }
-
-    #[test]
-    fn trusted_ranges() {
-        for t in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.0.1", "169.254.1.1", "::1", "fd00::1", "fe80::1", "::ffff:10.0.0.1"] {
-            assert!(is_trusted_proxy(&ip(t)), "{t}");
-        }
-        for u in ["172.32.0.1", "8.8.8.8", "203.0.113.1", "2001:db8::1", "::ffff:8.8.8.8"] {
-            assert!(!is_trusted_proxy(&ip(u)), "{u}");
-        }
+        assert_eq!(rails("127.0.0.1", fwd(None, None, Some(b"4.4.4.4"))), Ok(ip("4.4.4.4")));
+        assert_eq!(rails("127.0.0.1", fwd(None, Some(b"4.4.4.4"), Some(b"4.4.4.4"))), Ok(ip("4.4.4.4")));
+        assert_eq!(rails("127.0.0.1", fwd(None, Some(b"5.5.5.5"), Some(b"4.4.4.4"))), Err(Spoofed));
     }
 }

@@ -2,7 +2,7 @@
 //! session this is), `_campfire_session` (the encrypted Rails session hash: flash, return-to
 //! URL) and `last_room`. Formats, attributes and form-URL encoding are crypto's
 //! (`crypto::cookies`); this file reads them from the request and adds the `Set-Cookie`
-//! lines, `Secure` unless `DISABLE_SSL`.
+//! lines, `Secure` when the request is HTTPS (`Ctx::https`).
 
 use super::Ctx;
 use crate::crypto::cookies::{self, Session};
@@ -19,7 +19,7 @@ pub fn read_session_token(cx: &mut Ctx, raw: &[u8]) -> Option<String> {
 /// Signs `token` in: sets `session_token`.
 pub fn set_session_token(cx: &Ctx, res: &mut Response, token: &str) {
     let mut line = Vec::with_capacity(400);
-    cookies::set_session_token(&cx.keys, token.as_bytes(), now_ms(), cx.env.secure_cookies, &mut line);
+    cookies::set_session_token(&cx.keys, token.as_bytes(), now_ms(), cx.https, &mut line);
     res.header("Set-Cookie", &line);
 }
 
@@ -48,7 +48,7 @@ pub fn write_session(cx: &Ctx, res: &mut Response, session: &mut Session) {
             let id = crate::crypto::token::session_id();
             session.session_id = Some(String::from_utf8_lossy(&id).into_owned());
         }
-        cookies::set_session(&cx.keys, session, now_ms(), cx.env.secure_cookies, &mut line);
+        cookies::set_session(&cx.keys, session, now_ms(), cx.https, &mut line);
     }
     res.header("Set-Cookie", &line);
 }
@@ -56,6 +56,6 @@ pub fn write_session(cx: &Ctx, res: &mut Response, session: &mut Session) {
 /// Remembers the room just shown (`last_room`, read by `GET /`).
 pub fn set_last_room(cx: &Ctx, res: &mut Response, room_id: i64) {
     let mut line = Vec::with_capacity(96);
-    cookies::set_last_room(room_id, now_ms(), cx.env.secure_cookies, &mut line);
+    cookies::set_last_room(room_id, now_ms(), cx.https, &mut line);
     res.header("Set-Cookie", &line);
 }

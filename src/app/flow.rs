@@ -22,20 +22,22 @@ pub struct Ticket {
     json: bool,
     /// The Rails session, when the action changed it before parking.
     session: Option<Session>,
+    /// The request was HTTPS (`Ctx::https` is set back to it when the response is filled).
+    https: bool,
 }
 
 impl Ticket {
-    pub(super) fn new(parker: Parker<Ctx>, route: &'static str, json: bool, session: Option<Session>) -> Ticket {
-        Ticket { parker: Some(parker), route, json, session }
+    pub(super) fn new(parker: Parker<Ctx>, route: &'static str, json: bool, session: Option<Session>, https: bool) -> Ticket {
+        Ticket { parker: Some(parker), route, json, session, https }
     }
 
     /// Fills the parked response: `fill` runs on the connection's loop thread with that loop's
     /// `Ctx`. Callable from any thread.
     pub fn finish(mut self, fill: impl FnOnce(&mut Ctx, &mut Response) -> Result<(), AppError> + Send + 'static) {
         if let Some(parker) = self.parker.take() {
-            let (route, json, mut session) = (self.route, self.json, self.session.take());
+            let (route, json, https, mut session) = (self.route, self.json, self.https, self.session.take());
             parker.resume(move |cx: &mut Ctx, res: &mut Response| {
-                resumed(cx, res, route, json, |cx, res| {
+                resumed(cx, res, route, json, https, |cx, res| {
                     fill(cx, res)?;
                     if let Some(session) = session.as_mut() {
                         cookies::write_session(cx, res, session);
@@ -50,9 +52,9 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if let Some(parker) = self.parker.take() {
-            let (route, json) = (self.route, self.json);
+            let (route, json, https) = (self.route, self.json, self.https);
             parker.resume(move |cx: &mut Ctx, res: &mut Response| {
-                resumed(cx, res, route, json, |_, _| Err(AppError::Busy))
+                resumed(cx, res, route, json, https, |_, _| Err(AppError::Busy))
             });
         }
     }
@@ -64,8 +66,10 @@ fn resumed(
     res: &mut Response,
     route: &'static str,
     json: bool,
+    https: bool,
     fill: impl FnOnce(&mut Ctx, &mut Response) -> Result<(), AppError>,
 ) {
+    cx.https = https;
     gates::default_headers(cx, res);
     gates::version_headers(cx, res);
     match fill(cx, res) {

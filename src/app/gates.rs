@@ -149,22 +149,14 @@ fn same_origin(rq: &Req<'_, '_>) -> bool {
         Some(v) if v.eq_ignore_ascii_case(b"cross-site") => return false,
         Some(_) => {
             // same-site (another subdomain) or unknown: only a matching Origin passes.
-            return rq.header(b"origin").is_some_and(|o| origin_is_host(o, host(rq)));
+            return rq.header(b"origin").is_some_and(|o| origin_is_host(o, rq.host()));
         }
         None => {}
     }
     match rq.header(b"origin") {
         None => true,
-        Some(o) => origin_is_host(o, host(rq)),
+        Some(o) => origin_is_host(o, rq.host()),
     }
-}
-
-/// The host the client addressed: `X-Forwarded-Host` (first entry) behind a proxy, else `Host`.
-fn host<'a>(rq: &Req<'a, '_>) -> Option<&'a [u8]> {
-    rq.header(b"x-forwarded-host")
-        .and_then(|h| h.split(|&b| b == b',').next())
-        .map(<[u8]>::trim_ascii)
-        .or_else(|| rq.header(b"host"))
 }
 
 /// Whether `origin` (`scheme://host[:port]`) names `host` (`host[:port]`). Either scheme is
@@ -178,14 +170,15 @@ fn origin_is_host(origin: &[u8], host: Option<&[u8]>) -> bool {
     rest.is_some_and(|r| !r.is_empty() && r.eq_ignore_ascii_case(host))
 }
 
-/// The headers every application response carries (spec/02 §1.1), HSTS unless `DISABLE_SSL`.
+/// The headers every application response carries (spec/02 §1.1); HSTS on HTTPS only, as a
+/// browser ignores it over plain HTTP and a plain deployment must not be pinned to TLS.
 pub fn default_headers(cx: &Ctx, res: &mut Response) {
     res.header("X-Frame-Options", b"SAMEORIGIN");
     res.header("X-XSS-Protection", b"0");
     res.header("X-Content-Type-Options", b"nosniff");
     res.header("X-Permitted-Cross-Domain-Policies", b"none");
     res.header("Referrer-Policy", b"strict-origin-when-cross-origin");
-    if cx.env.secure_cookies {
+    if cx.https {
         res.header("Strict-Transport-Security", b"max-age=63072000; includeSubDomains");
     }
 }

@@ -62,8 +62,9 @@ pub type Action = fn(&mut Ctx, &mut Req<'_, '_>, &mut Response) -> Result<Flow, 
 /// Settings only the application reads, taken from the environment once at start.
 #[derive(Clone, Debug)]
 pub struct Env {
-    /// Cookies get `Secure` and responses HSTS unless `DISABLE_SSL` is set (spec/03 §12).
-    pub secure_cookies: bool,
+    /// `DISABLE_SSL`: every request counts as plain HTTP (no `Secure` cookies, no HSTS, `http://`
+    /// URLs), as a Rails deployment behind a plain proxy expects (spec/03 §12).
+    pub ssl_disabled: bool,
     /// `X-Version`: `APP_VERSION`, else `GIT_REVISION`, else `0`.
     pub version: String,
     /// `X-Rev`: `GIT_REVISION`, omitted when unset.
@@ -82,7 +83,7 @@ impl Env {
         let nonblank = |k: &str| get(k).filter(|v| !v.trim().is_empty());
         let rev = nonblank("GIT_REVISION");
         Env {
-            secure_cookies: nonblank("DISABLE_SSL").is_none(),
+            ssl_disabled: nonblank("DISABLE_SSL").is_some(),
             version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| "0".into()),
             rev,
             vapid_public_key: nonblank("VAPID_PUBLIC_KEY").unwrap_or_default(),
@@ -107,6 +108,8 @@ pub struct Shared {
     pub worker: Worker,
     /// The `POST /session` limiter: one for the whole process, as Rails' cache is.
     pub sign_in_limiter: Arc<RateLimiter>,
+    /// Password checks queued or running on the worker (beyond the bound: 503).
+    pub password_checks: Arc<worker::Permits>,
 }
 
 impl Shared {
@@ -133,9 +136,15 @@ impl Shared {
             writer,
             worker,
             sign_in_limiter: Arc::new(RateLimiter::sessions()),
+            password_checks: worker::Permits::new(PASSWORD_CHECKS_PER_THREAD * worker_threads()),
         })
     }
 }
+
+/// Password checks per worker thread that may wait or run at once: about a second of bcrypt
+/// at cost 12, so a flood of wrong passwords delays a real sign-in by a second at most and is
+/// otherwise answered 503 at once.
+const PASSWORD_CHECKS_PER_THREAD: usize = 4;
 
 /// Worker threads for bcrypt and other slow work: two on machines with cores to spare, so one
 /// slow hash does not queue every other sign-in; one on one- and two-core machines, so a flood
@@ -162,6 +171,10 @@ pub struct Ctx {
     pub writer: Writer,
     pub worker: Worker,
     pub sign_in_limiter: Arc<RateLimiter>,
+    pub password_checks: Arc<worker::Permits>,
+    /// Whether the request being answered is HTTPS (`Req::https`): set by the pipeline, and again
+    /// when a parked request resumes, so that its cookies get `Secure` and its headers HSTS.
+    pub https: bool,
     /// Reused parameter buffers (taken out while a request uses them).
     params: Params,
     /// Reused buffers for verifying cookies.
@@ -189,6 +202,8 @@ impl Ctx {
             writer: shared.writer.clone(),
             worker: shared.worker.clone(),
             sign_in_limiter: Arc::clone(&shared.sign_in_limiter),
+            password_checks: Arc::clone(&shared.password_checks),
+            https: false,
             params: Params::default(),
             scratch: crate::crypto::Scratch::default(),
             cache: Cache::new(Cache::budget_from_env(shared.config.loops)),
@@ -278,6 +293,7 @@ fn pipeline(
     stamp: Option<Stamp>,
     gzip: bool,
 ) -> Flow {
+    cx.https = request::is_https(req, &cx.config.trusted_proxies, cx.env.ssl_disabled);
     params.add_urlencoded(req.query);
     if req.is_form() {
         params.add_urlencoded(req.body);
@@ -294,25 +310,26 @@ fn pipeline(
         errors::render(&AppError::NotFound, "-", false, res);
         return Flow::Done;
     };
-    let ip = match client_ip::client_ip(
-        req.peer,
-        req.header(b"forwarded"),
-        req.header(b"x-forwarded-for"),
-        req.header(b"client-ip"),
-    ) {
+    let forwarding = client_ip::Forwarding {
+        forwarded: req.header(b"forwarded"),
+        x_forwarded_for: req.header(b"x-forwarded-for"),
+        client_ip: req.header(b"client-ip"),
+    };
+    let ip = match client_ip::client_ip(req.peer, forwarding, &cx.config.trusted_proxies) {
         Ok(ip) => ip,
         Err(client_ip::Spoofed) => {
+            eprintln!("app: {} {}: Client-Ip not in X-Forwarded-For (IP spoofing), 400", req.peer, route.name);
             gates::default_headers(cx, res);
-            errors::render(&AppError::Internal("IP spoofing: Client-Ip not in X-Forwarded-For"), route.name, false, res);
+            errors::render(&AppError::BadRequest("IP spoofing: Client-Ip not in X-Forwarded-For"), route.name, false, res);
             return Flow::Done;
         }
     };
     let params: &Params = params;
-    let mut rq = Req::new(req, method, route, params, ip, stamp, call);
+    let mut rq = Req::new(req, method, route, params, ip, stamp, call, &cx.config.trusted_proxies, cx.https);
     let result = match gates::run(cx, &mut rq, res) {
         Ok(gates::Gate::Pass) => {
             if let (Some(stamp), Some(user_id)) = (stamp, cacheable(&rq)) {
-                if cx.cache.lookup(stamp, user_id, req, gzip, res) {
+                if cx.cache.lookup(stamp, user_id, req, cache_variant(gzip, &rq), res) {
                     return Flow::Done;
                 }
             }
@@ -359,6 +376,12 @@ fn cacheable(rq: &Req) -> Option<i64> {
         return None;
     }
     rq.user().map(|u| u.id)
+}
+
+/// The parts of a cached page's key beyond the request's bytes: gzip or not, and the scheme and
+/// proxy trust the page's absolute URLs and host were rendered under.
+fn cache_variant(gzip: bool, rq: &Req) -> u8 {
+    gzip as u8 | (rq.https as u8) << 1 | (rq.proxied as u8) << 2
 }
 
 /// Rack::MethodOverride: a POST may say it is a PATCH, PUT or DELETE through the `_method`

@@ -10,6 +10,7 @@ use super::params::Params;
 use super::router::{self, Format};
 use super::Ctx;
 use crate::crypto::cookies::Session;
+use crate::http::trusted::TrustedProxies;
 use crate::http::{Method, Request, Response};
 use crate::server::Call;
 use std::net::IpAddr;
@@ -31,6 +32,11 @@ pub struct Req<'r, 'c> {
     pub route: router::Route<'r>,
     pub params: &'r Params,
     pub ip: IpAddr,
+    /// The socket peer is a trusted proxy: its `X-Forwarded-Host` and `-Proto` are believed.
+    pub proxied: bool,
+    /// Served over HTTPS: our own TLS, or a trusted proxy's `X-Forwarded-Proto: https`, and
+    /// `DISABLE_SSL` unset. Absolute URLs, `Secure` cookies and HSTS follow it.
+    pub https: bool,
     /// The data version this request reads (`None` when the cache is off or for writes):
     /// what the session memo's remembered lookups are checked against.
     pub stamp: Option<crate::cache::Stamp>,
@@ -58,6 +64,8 @@ impl<'r, 'c> Req<'r, 'c> {
         ip: IpAddr,
         stamp: Option<crate::cache::Stamp>,
         call: &'r mut Call<'c, Ctx>,
+        trusted: &TrustedProxies,
+        https: bool,
     ) -> Req<'r, 'c> {
         Req {
             http,
@@ -65,6 +73,8 @@ impl<'r, 'c> Req<'r, 'c> {
             route,
             params,
             ip,
+            proxied: trusted.contains(http.peer),
+            https,
             stamp,
             current: None,
             by_bot_key: false,
@@ -90,6 +100,23 @@ impl<'r, 'c> Req<'r, 'c> {
     /// A request header (name given in lower case).
     pub fn header(&self, lowercase_name: &[u8]) -> Option<&'r [u8]> {
         self.http.header(lowercase_name)
+    }
+
+    /// The host the client addressed: a trusted proxy's `X-Forwarded-Host` (first entry), else
+    /// `Host`.
+    pub fn host(&self) -> Option<&'r [u8]> {
+        let forwarded = if self.proxied { self.header(b"x-forwarded-host") } else { None };
+        forwarded
+            .and_then(|h| h.split(|&b| b == b',').next())
+            .map(<[u8]>::trim_ascii)
+            .filter(|h| !h.is_empty())
+            .or_else(|| self.header(b"host"))
+    }
+
+    /// `scheme://host` as the client addressed us, for absolute URLs (Rails' `base_url`).
+    pub fn origin(&self) -> String {
+        let host = self.host().and_then(|h| std::str::from_utf8(h).ok()).unwrap_or("localhost");
+        format!("{}://{host}", if self.https { "https" } else { "http" })
     }
 
     /// The value of cookie `name`, as sent.
@@ -198,7 +225,7 @@ impl<'r, 'c> Req<'r, 'c> {
         let json = self.wants_json();
         let session = if self.session_dirty { self.session.take() } else { None };
         self.session_dirty = false;
-        super::Ticket::new(self.call.park(), self.route.name, json, session)
+        super::Ticket::new(self.call.park(), self.route.name, json, session, self.https)
     }
 
     /// Writes the `_campfire_session` cookie if the session changed during this request.
@@ -209,4 +236,19 @@ impl<'r, 'c> Req<'r, 'c> {
             }
         }
     }
+}
+
+/// Whether `req` is HTTPS: it came over our own TLS, or from a trusted proxy that says
+/// `X-Forwarded-Proto: https` (its first entry, as Rack reads a proxy chain); never with
+/// `DISABLE_SSL`.
+pub(super) fn is_https(req: &Request, trusted: &TrustedProxies, ssl_disabled: bool) -> bool {
+    if ssl_disabled {
+        return false;
+    }
+    req.tls
+        || (trusted.contains(req.peer)
+            && req
+                .header(b"x-forwarded-proto")
+                .and_then(|p| p.split(|&b| b == b',').next())
+                .is_some_and(|p| p.trim_ascii().eq_ignore_ascii_case(b"https")))
 }

@@ -6,6 +6,7 @@
 //! is full `submit` refuses at once and the caller answers 503, instead of letting a flood of
 //! sign-ins queue minutes of bcrypt.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -43,6 +44,38 @@ impl Worker {
     }
 }
 
+/// A bound on one kind of task in the pool (password checks): the queue's own bound is for
+/// everything, and a sign-in queued behind 256 bcrypt runs would wait a minute.
+pub struct Permits {
+    in_use: AtomicUsize,
+    limit: usize,
+}
+
+/// Held while one bounded task is queued or running; gives its place back when dropped.
+pub struct Permit(Arc<Permits>);
+
+impl Permits {
+    pub fn new(limit: usize) -> Arc<Permits> {
+        Arc::new(Permits { in_use: AtomicUsize::new(0), limit: limit.max(1) })
+    }
+
+    /// A place, or `None` when `limit` tasks hold one.
+    pub fn try_take(self: &Arc<Permits>) -> Option<Permit> {
+        let taken = self.in_use.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.limit).then_some(n + 1));
+        taken.ok().map(|_| Permit(Arc::clone(self)))
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.in_use.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.0.in_use.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// One worker thread: take the next task, run it, until every handle is dropped.
 fn serve(rx: &Mutex<Receiver<Task>>) {
     loop {
@@ -61,8 +94,20 @@ fn serve(rx: &Mutex<Receiver<Task>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
+
+    #[test]
+    fn permits_bound_and_come_back() {
+        let p = Permits::new(2);
+        let a = p.try_take().unwrap();
+        let b = p.try_take().unwrap();
+        assert!(p.try_take().is_none());
+        assert_eq!(p.in_use(), 2);
+        drop(a);
+        let c = p.try_take().unwrap();
+        drop((b, c));
+        assert_eq!(p.in_use(), 0);
+    }
 
     #[test]
     fn runs_tasks_off_the_calling_thread() {

@@ -15,6 +15,7 @@ pub mod response;
 pub mod scan;
 pub mod spool;
 pub mod status;
+pub mod trusted;
 pub mod url;
 pub mod websocket;
 

@@ -6,7 +6,6 @@
 //! delivered by `app::webhooks`.
 
 use super::bans::parse_id;
-use super::rooms;
 use crate::app::form_file::{self, FormFile};
 use crate::app::layout::{self, Page};
 use crate::app::message_view;
@@ -19,7 +18,7 @@ use crate::views::{self, Out};
 pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     rq.html_only()?;
     administrator(rq)?;
-    let origin = rooms::origin(cx, rq);
+    let origin = rq.origin();
     let mut cards = Vec::new();
     for bot in db::bots::active(&cx.db)? {
         let rooms = db::bots::shared_rooms(&cx.db, bot.id)?;

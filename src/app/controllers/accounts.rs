@@ -30,7 +30,7 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let page = Settings {
         keys: cx.keys.clone(),
         back: rooms::last_room_path(cx, rq, viewer.id)?,
-        join_url: format!("{}/join/{}", rooms::origin(cx, rq), account.join_code),
+        join_url: format!("{}/join/{}", rq.origin(), account.join_code),
         logo_url: logo_url(cx)?,
         version: cx.env.version.clone(),
         viewer,

@@ -27,7 +27,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
     };
     let query = rq.params.get_str("query").unwrap_or("").trim();
     let page = rq.params.get_str("page").and_then(|p| p.parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1).min(1_000_000);
-    let origin = super::rooms::origin(cx, rq);
+    let origin = rq.origin();
     let mut ids: Vec<(i64, String, i64)> = Vec::new();
     let total = db::users::autocomplete(&cx.db, room_id, query, PER_PAGE, (page - 1) * PER_PAGE, |u| {
         ids.push((u.id, u.name.to_owned(), 0));

@@ -3,7 +3,7 @@
 //! broadcasts are the browser's (`boosts::create`/`destroy`, M4/M5).
 
 use super::bans::parse_id;
-use super::messages::{origin, RemoveView, StreamView};
+use super::messages::{RemoveView, StreamView};
 use super::messages_by_bots::{raw_text, room};
 use crate::app::message_view::{self, Renderer};
 use crate::app::room_streams;
@@ -20,7 +20,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let m = message(cx, rq, room.id)?;
     let booster_id = rq.user().map(|u| u.id).ok_or(AppError::Head(404))?;
     let content = raw_text(rq)?;
-    let origin = origin(cx, rq);
+    let origin = rq.origin();
     let now = db::time::now_us();
     let kind = room.kind;
     cx.write(

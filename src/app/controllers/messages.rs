@@ -271,7 +271,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         return Ok(Flow::Done);
     };
     let body = richtext::canonicalize_for_save(&String::from_utf8_lossy(raw));
-    let json_origin = rq.wants_json().then(|| origin(cx, rq));
+    let json_origin = rq.wants_json().then(|| rq.origin());
     revise(cx, rq, &room, m, body, move |cx, res, fresh| {
         match json_origin {
             Some(origin) => {
@@ -369,13 +369,6 @@ pub(crate) fn remove(
             answer(res, &stream)
         },
     )
-}
-
-/// `scheme://host` of the request, for the absolute URLs of JSON answers (https unless
-/// `DISABLE_SSL`, as the app is served behind TLS then).
-pub(crate) fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
-    let host = rq.header(b"host").map(String::from_utf8_lossy).unwrap_or_default();
-    format!("{}://{host}", if cx.env.secure_cookies { "https" } else { "http" })
 }
 
 /// The page `?before=<id>` or `?after=<id>` asks for (40 messages, oldest first), else the last

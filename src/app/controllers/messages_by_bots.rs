@@ -9,7 +9,7 @@
 //! (`messages::post` → `app::webhooks`).
 
 use super::bans::parse_id;
-use super::messages::{self as browser, origin};
+use super::messages as browser;
 use crate::app::attachments::Upload;
 use crate::app::message_view;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -26,7 +26,7 @@ const JSON: &[u8] = b"application/json; charset=utf-8";
 pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let (list, after) = browser::page(cx, rq, room.id)?;
-    let origin = origin(cx, rq);
+    let origin = rq.origin();
     let next = match (after, list.first(), list.last()) {
         (None, Some(first), _) if messages::page_before(&cx.db, room.id, first.id, |_| Ok(()))? > 0 => {
             Some(("before", first.id))
@@ -70,7 +70,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         None => Some(richtext::canonicalize_for_save(&raw_text(rq)?)),
     };
     let cmid = String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned();
-    let origin = origin(cx, rq);
+    let origin = rq.origin();
     browser::post(cx, rq, &room, bot_id, body, upload, cmid, move |_, res, m, _| {
         res.status(201);
         res.header("Location", format!("{origin}/messages/{}", m.id).as_bytes());
@@ -86,7 +86,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let m = own_message(cx, rq, &room)?;
     let text = raw_text(rq)?;
     let body = richtext::canonicalize_for_save(&text);
-    let origin = origin(cx, rq);
+    let origin = rq.origin();
     browser::revise(cx, rq, &room, m, body, move |cx, res, fresh| {
         res.status(200);
         res.header("Content-Type", JSON);

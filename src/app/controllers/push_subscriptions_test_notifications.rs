@@ -5,7 +5,6 @@
 
 use super::bans::parse_id;
 use super::push_subscriptions::LIST_PATH;
-use super::rooms;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::push_subscriptions;
 use crate::http::Response;
@@ -26,7 +25,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let notice = Notice {
         title: "Campfire Test".into(),
         body: String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned(),
-        path: format!("{}{LIST_PATH}", rooms::origin(cx, rq)),
+        path: format!("{}{LIST_PATH}", rq.origin()),
     };
     let payload = notice.json(push_subscriptions::unread_count(&cx.db, user_id)?);
     let ticket = rq.ticket();

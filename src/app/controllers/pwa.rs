@@ -2,7 +2,6 @@
 //! itself is the embedded `public/service-worker.js`, answered at `/service-worker.js` by
 //! `assets` before routing (a stable root URL, so its scope is `/`).
 
-use super::rooms;
 use super::sessions::logo_url;
 use crate::app::router::Format;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -19,7 +18,7 @@ pub fn manifest(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Resul
     let name = db::accounts::get(&cx.db)?.map_or_else(|| "Campfire".to_owned(), |a| a.name);
     let logo = logo_url(cx)?;
     let small = if logo.contains('?') { format!("{logo}&size=small") } else { format!("{logo}?size=small") };
-    let origin = rooms::origin(cx, rq);
+    let origin = rq.origin();
     let icon = |name: &str| format!("{origin}{}", crate::assets::url(name).unwrap_or(""));
     let o = res.body();
     o.extend_from_slice(b"{\"name\":");

@@ -48,14 +48,6 @@ pub fn signed_stream(cx: &Ctx, stream: &str, o: &mut Out<'_>) {
     o.attr(std::str::from_utf8(&signed).unwrap_or(""));
 }
 
-/// `scheme://host` of the request, for the absolute URLs the page's JavaScript needs.
-pub fn origin(cx: &Ctx, rq: &Req<'_, '_>) -> String {
-    let forwarded_https = rq.header(b"x-forwarded-proto").is_some_and(|p| p.eq_ignore_ascii_case(b"https"));
-    let scheme = if forwarded_https || cx.env.secure_cookies { "https" } else { "http" };
-    let host = rq.header(b"host").and_then(|h| std::str::from_utf8(h).ok()).unwrap_or("localhost");
-    format!("{scheme}://{host}")
-}
-
 /// The room named by `raw_id` if the viewer belongs to it and it is in `scope`; `None` means
 /// Rails' "not found" (answer it with `not_found`).
 pub fn find(cx: &Ctx, user_id: i64, raw_id: &[u8], scope: Scope) -> Result<Option<Room>, AppError> {
@@ -157,7 +149,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let page = RoomPage {
         cx,
         name: display_name(&cx.db, &room, &user)?,
-        origin: origin(cx, rq),
+        origin: rq.origin(),
         room,
         user,
         list,

@@ -47,6 +47,10 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if password.is_empty() {
         return refuse(cx, rq, res, email);
     }
+    let Some(permit) = cx.password_checks.try_take() else {
+        eprintln!("app: sessions#create: {} password checks in flight, answering 503", cx.password_checks.in_use());
+        return Err(AppError::Busy);
+    };
     let chrome = Chrome::of(cx, rq);
     let start = SessionStart::of(cx, rq);
     let writer = cx.writer.clone();
@@ -60,6 +64,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
                 None
             }
         };
+        drop(permit);
         let Some(user_id) = user_id else {
             ticket.finish(move |cx, res| {
                 let page = SignIn::load(cx, email, true)?;

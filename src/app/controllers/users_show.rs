@@ -176,7 +176,7 @@ impl Transfer {
     pub fn new(cx: &Ctx, rq: &Req<'_, '_>, user_id: i64, own: bool) -> Transfer {
         let mut id = Vec::with_capacity(160);
         signed_id::transfer_id(&cx.keys, user_id, time::now_ms(), &mut id);
-        let url = format!("{}/session/transfers/{}", rooms::origin(cx, rq), String::from_utf8_lossy(&id));
+        let url = format!("{}/session/transfers/{}", rq.origin(), String::from_utf8_lossy(&id));
         let mut qr = Vec::with_capacity(url.len() * 4 / 3 + 4);
         base64::encode(base64::Alphabet::UrlSafe, true, url.as_bytes(), &mut qr);
         Transfer { qr_path: format!("/qr_code/{}", String::from_utf8_lossy(&qr)), url, own }
