@@ -325,7 +325,9 @@ fn pipeline(
         }
     };
     let params: &Params = params;
-    let mut rq = Req::new(req, method, route, params, ip, stamp, call, &cx.config.trusted_proxies, cx.https);
+    let mut rq = Req::new(req, method, route, params, ip, stamp, call);
+    rq.proxied = cx.config.trusted_proxies.contains(req.peer);
+    rq.https = cx.https;
     let result = match gates::run(cx, &mut rq, res) {
         Ok(gates::Gate::Pass) => {
             if let (Some(stamp), Some(user_id)) = (stamp, cacheable(&rq)) {

@@ -64,8 +64,6 @@ impl<'r, 'c> Req<'r, 'c> {
         ip: IpAddr,
         stamp: Option<crate::cache::Stamp>,
         call: &'r mut Call<'c, Ctx>,
-        trusted: &TrustedProxies,
-        https: bool,
     ) -> Req<'r, 'c> {
         Req {
             http,
@@ -73,8 +71,8 @@ impl<'r, 'c> Req<'r, 'c> {
             route,
             params,
             ip,
-            proxied: trusted.contains(http.peer),
-            https,
+            proxied: false,
+            https: false,
             stamp,
             current: None,
             by_bot_key: false,
