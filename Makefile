@@ -1,13 +1,17 @@
 # campfire-room: `make` builds the static release binary ./campfire-room; `make test` runs every test.
-TARGET   := x86_64-unknown-linux-gnu
+# The host's own target (x86_64 or aarch64 Linux); TARGET=... builds for another one.
+TARGET   ?= $(shell rustc -vV | sed -n 's/^host: //p')
 RELEASE  := target/$(TARGET)/release/campfire-room
 # Static glibc (static-pie): the binary must run in an empty root (FROM scratch).
 STATIC   := -C target-feature=+crt-static
 # The code a working server runs is laid out first and together (build/hot-symbols.txt, made by
 # bench/hot-symbols.sh), so it is resident in a few hundred KiB instead of spread over the whole
 # text: the kernel maps code in 64 KiB windows around each fault (issue 7, docs/bench.md "Memory").
-# Needs lld, Rust's default linker on this target; HOT_ORDER= turns it off.
+# Needs lld, Rust's default linker on x86_64 Linux only, so other targets link in the default
+# order; HOT_ORDER= turns it off here too.
+ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
+endif
 
 .PHONY: all build test e2e bench bench-quick bench-cgroup clean
 all: campfire-room
