@@ -120,6 +120,11 @@ impl Config {
         })
     }
 
+    /// The lock a serving process holds on its database (`restore` refuses while it is held).
+    pub fn server_lock_path(&self) -> PathBuf {
+        PathBuf::from(format!("{}-server.lock", self.database_path.display()))
+    }
+
     /// Creates the storage folder and the database's folder, and settles the secret key base:
     /// SECRET_KEY_BASE when set, else the one kept in `STORAGE_PATH/secret_key_base`, else a new
     /// one (64 random bytes as hex) written there with mode 0600 and reused on later starts.

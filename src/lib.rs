@@ -3,7 +3,7 @@
 //! The folders are the architecture (docs/architecture.md): `sys` holds every libc call,
 //! `http` parses and writes HTTP/1.1, `server` runs the epoll loops, `db` wraps SQLite,
 //! `crypto` is Rails-compatible cryptography, `richtext` the HTML sanitizer, `views` the
-//! templates compiled by build.rs, `assets` the embedded static files, `app` the controllers.
+//! templates compiled by build.rs, `assets` the embedded static files, `app` the controllers, `cli` the operator's commands.
 
 pub mod sys;
 pub mod arena;
@@ -23,3 +23,8 @@ pub mod qr;
 pub mod outbound;
 pub mod push;
 pub mod config;
+pub mod cli;
+
+/// This build's version (Cargo.toml), printed by `--version` and sent as `X-Version` unless
+/// `APP_VERSION` says otherwise.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,10 +1,15 @@
-//! campfire-room's entry point: configuration from the environment, storage folders, the
-//! database (schema, writer thread), then the event loops until SIGTERM. Exit codes: 0 after a
-//! clean drain, 2 for bad configuration, 1 when the server cannot start or fails.
+//! campfire-room's entry point: an operator's command (`cli`) when one is given; else
+//! configuration from the environment, storage folders, the database (schema, writer thread),
+//! then the event loops until SIGTERM. Exit codes: 0 after a clean drain, 2 for bad
+//! configuration, 1 when the server cannot start or fails.
 
-use campfire::{app, config::Config, server, sys};
+use campfire::{app, cli, config::Config, server, sys};
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let cli::Outcome::Exit(code) = cli::run(&args) {
+        std::process::exit(code);
+    }
     // Before any thread exists, so every thread shares the few arenas (sys::memory).
     if !sys::memory::tune_malloc() {
         eprintln!("campfire-room: malloc tuning refused; running with glibc's defaults");
@@ -20,6 +25,18 @@ fn main() {
         eprintln!("campfire-room: {e}");
         std::process::exit(1);
     }
+    // Held for the process's life: `restore` must not swap the database under a server.
+    let _serving = match sys::lock::try_lock(&cfg.server_lock_path()) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            eprintln!("campfire-room: another campfire-room is serving {}", cfg.database_path.display());
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("campfire-room: cannot take the lock {}: {e}", cfg.server_lock_path().display());
+            std::process::exit(1);
+        }
+    };
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");
     }

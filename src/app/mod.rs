@@ -65,7 +65,7 @@ pub struct Env {
     /// `DISABLE_SSL`: every request counts as plain HTTP (no `Secure` cookies, no HSTS, `http://`
     /// URLs), as a Rails deployment behind a plain proxy expects (spec/03 §12).
     pub ssl_disabled: bool,
-    /// `X-Version`: `APP_VERSION`, else `GIT_REVISION`, else `0`.
+    /// `X-Version`: `APP_VERSION`, else `GIT_REVISION`, else this build's version.
     pub version: String,
     /// `X-Rev`: `GIT_REVISION`, omitted when unset.
     pub rev: Option<String>,
@@ -84,7 +84,7 @@ impl Env {
         let rev = nonblank("GIT_REVISION");
         Env {
             ssl_disabled: nonblank("DISABLE_SSL").is_some(),
-            version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| "0".into()),
+            version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| crate::VERSION.into()),
             rev,
             vapid_public_key: nonblank("VAPID_PUBLIC_KEY").unwrap_or_default(),
             vapid: match crate::push::Vapid::from_config(get("VAPID_PUBLIC_KEY").as_deref(), get("VAPID_PRIVATE_KEY").as_deref()) {

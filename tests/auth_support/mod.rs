@@ -48,6 +48,12 @@ impl Server {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
         ));
         std::fs::create_dir_all(&dir).unwrap();
+        Server::start_in(&dir, env)
+    }
+
+    /// Starts the binary on the database and files already in `dir` (a restart).
+    pub fn start_in(dir: &Path, env: &[(&str, &str)]) -> Server {
+        let dir = dir.to_path_buf();
         for _ in 0..20 {
             let port = free_port();
             let mut cmd = command(port, &dir);
@@ -133,6 +139,13 @@ impl Server {
 
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap_or_default()
+    }
+
+    /// Stops the server and hands back its folder, which is then the caller's to remove.
+    pub fn stop_keeping_files(mut self) -> PathBuf {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::take(&mut self.dir)
     }
 }
 
