@@ -23,8 +23,15 @@ pub const IDLE_TIMEOUT_MS: u64 = 30_000;
 pub const DRAIN_TIMEOUT_MS: u64 = 10_000;
 /// Connections one loop holds before it answers new ones with 503 + Retry-After.
 pub const MAX_CONNECTIONS: usize = 8192;
-/// The bounds on WebSocket clients (defaults: the constants in `http::websocket`,
-/// `server::websocket`, `cable`).
+/// Unsent bytes a WebSocket may accumulate before it is dropped as a slow consumer.
+pub const WS_OUT_MAX: usize = 1024 * 1024;
+/// How long a WebSocket's queued output may make no progress before the socket is dropped.
+pub const WS_WRITE_STALL_MS: u64 = 15_000;
+/// Most Cable subscriptions one socket may hold (a Campfire page holds 7); more are rejected.
+pub const CABLE_MAX_SUBSCRIPTIONS: usize = 32;
+
+/// The bounds on WebSocket clients (the largest message's default is the frame reader's,
+/// `http::websocket::MAX_MESSAGE`).
 #[derive(Clone, Copy, Debug)]
 pub struct WsLimits {
     /// Largest message after reassembly and inflation (close 1009 beyond).
@@ -111,9 +118,9 @@ impl Config {
             max_connections: num(&get, "CAMPFIRE_MAX_CONNECTIONS", MAX_CONNECTIONS, 1, 1 << 20)?,
             ws: WsLimits {
                 max_message: num(&get, "CAMPFIRE_WS_MAX_MESSAGE", crate::http::websocket::MAX_MESSAGE, 1024, 1 << 26)?,
-                out_max: num(&get, "CAMPFIRE_WS_OUT_MAX", crate::server::websocket::OUT_MAX, 64 * 1024, 1 << 30)?,
-                write_stall_ms: num(&get, "CAMPFIRE_WS_WRITE_STALL_MS", crate::server::websocket::WRITE_STALL_MS as usize, 100, 86_400_000)? as u64,
-                max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", crate::cable::MAX_SUBSCRIPTIONS, 1, 4096)?,
+                out_max: num(&get, "CAMPFIRE_WS_OUT_MAX", WS_OUT_MAX, 64 * 1024, 1 << 30)?,
+                write_stall_ms: num(&get, "CAMPFIRE_WS_WRITE_STALL_MS", WS_WRITE_STALL_MS as usize, 100, 86_400_000)? as u64,
+                max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", CABLE_MAX_SUBSCRIPTIONS, 1, 4096)?,
             },
             trusted_proxies: trusted_proxies(&get)?,
             test_routes: flag(&get, "CAMPFIRE_TEST_ROUTES", false)?,

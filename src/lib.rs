@@ -18,10 +18,8 @@ pub mod assets;
 pub mod app;
 pub mod cache;
 pub mod gzip;
-pub mod cable;
 pub mod qr;
 pub mod outbound;
-pub mod push;
 pub mod config;
 pub mod cli;
 

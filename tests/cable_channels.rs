@@ -64,7 +64,7 @@ fn turbo_streams_follow_the_signature() {
     let mut a = Client::welcomed(&srv, &bea);
     let mut b = Client::welcomed(&srv, &bea);
     let rooms = format!(r#"{{"channel":"Turbo::StreamsChannel","signed_stream_name":"{}"}}"#, signed(b"rooms"));
-    let own = String::from_utf8(campfire::cable::streams::user_rooms(2)).unwrap();
+    let own = String::from_utf8(campfire::app::cable::streams::user_rooms(2)).unwrap();
     let own_ident = format!(r#"{{"channel":"Turbo::StreamsChannel","signed_stream_name":"{}"}}"#, signed(own.as_bytes()));
     assert_eq!(a.subscribe(&rooms), "confirm_subscription");
     assert_eq!(a.subscribe(&own_ident), "confirm_subscription");

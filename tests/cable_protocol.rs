@@ -78,7 +78,7 @@ fn the_subscription_limit_rejects_beyond_it() {
     // The limit is configurable; the default is tested here.
     let cookie = add_user(&srv, 2, "Bea");
     let mut c = Client::welcomed(&srv, &cookie);
-    for i in 0..campfire::cable::MAX_SUBSCRIPTIONS {
+    for i in 0..campfire::config::CABLE_MAX_SUBSCRIPTIONS {
         assert_eq!(c.subscribe(&format!(r#"{{"channel":"HeartbeatChannel","n":{i}}}"#)), "confirm_subscription");
     }
     assert_eq!(c.subscribe(r#"{"channel":"HeartbeatChannel","n":"one too many"}"#), "reject_subscription");

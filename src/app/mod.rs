@@ -18,6 +18,7 @@
 
 pub mod attachments;
 pub mod browser;
+pub mod cable;
 pub mod client_ip;
 pub mod controllers;
 pub mod cookies;
@@ -29,6 +30,7 @@ pub mod layout;
 pub mod message_view;
 pub mod opengraph;
 pub mod params;
+pub mod push;
 pub mod rate_limit;
 pub mod request;
 pub mod respond;
@@ -73,7 +75,7 @@ pub struct Env {
     pub vapid_public_key: String,
     /// The VAPID key pair when both keys are set and belong together: Web Push is off
     /// without it (a bad pair is logged once at start).
-    pub vapid: Option<Arc<crate::push::Vapid>>,
+    pub vapid: Option<Arc<crate::app::push::Vapid>>,
 }
 
 impl Env {
@@ -87,7 +89,7 @@ impl Env {
             version: nonblank("APP_VERSION").or_else(|| rev.clone()).unwrap_or_else(|| crate::VERSION.into()),
             rev,
             vapid_public_key: nonblank("VAPID_PUBLIC_KEY").unwrap_or_default(),
-            vapid: match crate::push::Vapid::from_config(get("VAPID_PUBLIC_KEY").as_deref(), get("VAPID_PRIVATE_KEY").as_deref()) {
+            vapid: match crate::app::push::Vapid::from_config(get("VAPID_PUBLIC_KEY").as_deref(), get("VAPID_PRIVATE_KEY").as_deref()) {
                 Ok(v) => v.map(Arc::new),
                 Err(e) => {
                     eprintln!("push: {e}; Web Push is off");
@@ -216,7 +218,7 @@ impl Ctx {
 }
 
 impl Handler for Ctx {
-    type Socket = crate::cable::Connection;
+    type Socket = crate::app::cable::Connection;
     fn handle(&mut self, req: &Request, res: &mut Response, call: &mut Call<Self>) -> Flow {
         if matches!(req.method, Method::Get | Method::Head) {
             if req.path == b"/up" {
@@ -229,7 +231,7 @@ impl Handler for Ctx {
             }
         }
         if req.path == b"/cable" {
-            return crate::cable::connect(self, req, res, call);
+            return crate::app::cable::connect(self, req, res, call);
         }
         if self.config.test_routes {
             if let Some(flow) = test_routes::handle(self, req, res, call) {
@@ -265,19 +267,19 @@ impl Handler for Ctx {
     }
 
     fn ws_open(&mut self, ws: &mut crate::server::Ws<Self>) {
-        crate::cable::opened(ws);
+        crate::app::cable::opened(ws);
     }
 
     fn ws_text(&mut self, ws: &mut crate::server::Ws<Self>, text: &[u8]) {
-        crate::cable::received(self, ws, text);
+        crate::app::cable::received(self, ws, text);
     }
 
-    fn ws_closed(&mut self, state: crate::cable::Connection) {
-        crate::cable::closed(self, state);
+    fn ws_closed(&mut self, state: crate::app::cable::Connection) {
+        crate::app::cable::closed(self, state);
     }
 
     fn ws_heartbeat(&mut self, payload: &mut Vec<u8>) {
-        crate::cable::heartbeat(payload);
+        crate::app::cable::heartbeat(payload);
     }
 }
 

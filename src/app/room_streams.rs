@@ -37,14 +37,14 @@ pub fn messages_stream(kind: Kind, room_id: i64) -> String {
 pub fn broadcast_html(stream: &str, html: &[u8]) {
     let mut msg = Vec::with_capacity(html.len() + html.len() / 16 + 2);
     crate::crypto::json::write_plain_string(html, &mut msg);
-    crate::cable::broadcast(stream, &msg);
+    crate::app::cable::broadcast(stream, &msg);
 }
 
 /// The unread fan-out U1: `{"roomId":N}` on `user_<id>_unreads` for each member.
 pub fn broadcast_unreads(room_id: i64, member_ids: &[i64]) {
     let msg = format!("{{\"roomId\":{room_id}}}");
     for id in member_ids {
-        crate::cable::broadcast(&format!("user_{id}_unreads"), msg.as_bytes());
+        crate::app::cable::broadcast(&format!("user_{id}_unreads"), msg.as_bytes());
     }
 }
 

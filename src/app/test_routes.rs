@@ -21,11 +21,11 @@ pub fn handle(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<C
         (Method::Post, b"/__cable/broadcast") => {
             let stream = query_value(req.query, "stream").unwrap_or_default();
             match query_value(req.query, "count").and_then(|n| n.parse::<usize>().ok()) {
-                None => crate::cable::broadcast(&stream, req.body),
+                None => crate::app::cable::broadcast(&stream, req.body),
                 Some(n) => {
                     let body = String::from_utf8_lossy(req.body);
                     for i in 0..n.min(10_000) {
-                        crate::cable::broadcast(&stream, body.replace("{i}", &i.to_string()).as_bytes());
+                        crate::app::cable::broadcast(&stream, body.replace("{i}", &i.to_string()).as_bytes());
                     }
                 }
             }
@@ -90,7 +90,7 @@ fn remove_membership(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut
         move |c| crate::db::memberships::revoke(c, room_id, &[user_id]),
         move |r| {
             if r.is_ok() {
-                crate::cable::membership_removed(user_id, room_id);
+                crate::app::cable::membership_removed(user_id, room_id);
             }
             parker.resume(move |_cx, res| res.status(if r.is_ok() { 204 } else { 500 }));
         },

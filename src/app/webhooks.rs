@@ -157,7 +157,7 @@ struct Delivery {
     db_path: String,
     storage: PathBuf,
     /// Web Push for the reply (Rails pushes every new message, replies included).
-    vapid: Option<Arc<crate::push::Vapid>>,
+    vapid: Option<Arc<crate::app::push::Vapid>>,
     room_name: Option<String>,
 }
 
@@ -260,8 +260,8 @@ impl Delivery {
             eprintln!("webhooks: message {id} committed but not broadcast: {e}");
         }
         if let Some(vapid) = &self.vapid {
-            let from = crate::push::message_pusher::From { db, keys: &self.keys, writer: &self.writer, vapid };
-            crate::push::message_pusher::message_posted_from(&from, self.kind, self.room_name.as_deref(), &m);
+            let from = crate::app::push::message_pusher::From { db, keys: &self.keys, writer: &self.writer, vapid };
+            crate::app::push::message_pusher::message_posted_from(&from, self.kind, self.room_name.as_deref(), &m);
         }
         Ok(())
     }

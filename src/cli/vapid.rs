@@ -9,7 +9,7 @@ use p256::ecdsa::SigningKey;
 pub fn print_new_pair() -> i32 {
     let (public, private) = new_pair();
     // The pair must be one the server accepts; anything else is a bug worth stopping for.
-    if let Err(e) = crate::push::Vapid::from_config(Some(&public), Some(&private)) {
+    if let Err(e) = crate::app::push::Vapid::from_config(Some(&public), Some(&private)) {
         eprintln!("campfire-room: generated a key pair the server refuses: {e}");
         return 1;
     }
@@ -42,7 +42,7 @@ mod tests {
         let (public, private) = new_pair();
         assert_eq!((public.len(), private.len()), (88, 44));
         assert!(public.ends_with('=') && private.ends_with('='));
-        assert!(crate::push::Vapid::from_config(Some(&public), Some(&private)).unwrap().is_some());
+        assert!(crate::app::push::Vapid::from_config(Some(&public), Some(&private)).unwrap().is_some());
         assert_ne!(new_pair().1, private);
     }
 }

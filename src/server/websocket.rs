@@ -8,7 +8,7 @@
 //! `FrameQueue`: shared `Arc<[u8]>` frames, never copied per socket. A broadcast frame is built
 //! once and the same bytes sit in every subscriber's queue; the loop writes each socket's whole
 //! queue with one `writev` (one iovec per frame), so under load many messages share a syscall.
-//! A socket whose unsent output passes `OUT_MAX`, or makes no progress for `WRITE_STALL_MS`,
+//! A socket whose unsent output passes `WsLimits::out_max`, or makes no progress for `write_stall_ms`,
 //! is dropped: a slow consumer must not make the server buffer without bound.
 
 use super::Handler;
@@ -18,12 +18,6 @@ use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
 
-/// Unsent bytes a socket may accumulate before it is dropped as a slow consumer.
-/// Env: CAMPFIRE_WS_OUT_MAX.
-pub const OUT_MAX: usize = 1024 * 1024;
-/// How long queued output may make no progress before the socket is dropped.
-/// Env: CAMPFIRE_WS_WRITE_STALL_MS.
-pub const WRITE_STALL_MS: u64 = 15_000;
 /// Interval of the handler's heartbeat frame (Action Cable pings every 3 s).
 pub const PING_MS: u64 = 3_000;
 

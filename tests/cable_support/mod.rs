@@ -59,7 +59,7 @@ pub fn add_room(srv: &Server, id: i64, kind: &str, members: &[i64]) {
 
 /// The stream name of a room's messages (`<room gid param>:messages`).
 pub fn room_stream(kind: campfire::db::rooms::Kind, id: i64) -> String {
-    String::from_utf8(campfire::cable::streams::room_messages(kind, id)).unwrap()
+    String::from_utf8(campfire::app::cable::streams::room_messages(kind, id)).unwrap()
 }
 
 /// Broadcasts `message_json` on `stream` through the test route.

@@ -122,7 +122,7 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
     let now = db::time::now_us();
     cx.write(rq, move |c| db::users::deactivate(c, bot.id, &uuid, now), move |_, res, done| {
         done?;
-        crate::cable::disconnect_user(bot.id);
+        crate::app::cable::disconnect_user(bot.id);
         respond::redirect(res, "/account/bots");
         Ok(())
     })

@@ -70,7 +70,7 @@ pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Resul
         move |_, res, done| {
             done?;
             // Their sessions are gone with the commit; their open sockets go too (spec/06 §5.3).
-            crate::cable::disconnect_user(id);
+            crate::app::cable::disconnect_user(id);
             respond::redirect(res, "/account/edit");
             Ok(())
         },

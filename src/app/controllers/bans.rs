@@ -29,7 +29,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
             Ok(files) => {
                 crate::app::storage::delete(&cx.config.storage_path, &files);
                 // After the commit: the banned user's sockets close and do not come back.
-                crate::cable::disconnect_user(user_id);
+                crate::app::cable::disconnect_user(user_id);
                 respond::redirect(res, &format!("/users/{user_id}"));
                 Ok(())
             }

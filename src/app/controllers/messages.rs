@@ -175,7 +175,7 @@ pub(crate) fn post(
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
             let stream = announce(&cx.db, &cx.keys, kind, &m, &members)?;
-            crate::push::message_posted(cx, &pushed_room, &m);
+            crate::app::push::message_posted(cx, &pushed_room, &m);
             if let Some(hook) = hook {
                 webhooks::message_posted(cx, hook, &m);
             }

@@ -8,8 +8,8 @@ use super::push_subscriptions::LIST_PATH;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::push_subscriptions;
 use crate::http::Response;
-use crate::push::deliver::{self, Outcome};
-use crate::push::payload::Notice;
+use crate::app::push::deliver::{self, Outcome};
+use crate::app::push::payload::Notice;
 
 /// `POST /users/me/push_subscriptions/:push_subscription_id/test_notifications`: 404 unless
 /// the subscription is the user's; 302 to the list once the push service took it; 500 when

@@ -101,7 +101,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             let gone = sidebars::remove_stream(Kind::Closed, id);
             for u in revoked {
                 rooms::broadcast_html(&rooms::user_rooms_stream(u), &gone);
-                crate::cable::membership_removed(u, id);
+                crate::app::cable::membership_removed(u, id);
             }
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())

@@ -32,10 +32,6 @@ use channel::{Channel, Outcome};
 use protocol::Verb;
 use std::sync::Arc;
 
-/// Most subscriptions one socket may hold (a Campfire page holds 7); more are rejected.
-/// Env: CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS.
-pub const MAX_SUBSCRIPTIONS: usize = 32;
-
 /// Sends `message_json` (the JSON value of the frame's `"message"`) to every subscriber of
 /// `stream`, on every loop. The frame is built once per identifier and shared. Safe from any
 /// thread; returns at once.
