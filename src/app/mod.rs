@@ -301,16 +301,12 @@ fn pipeline(
         params.add_urlencoded(req.body);
     } else if let Some(boundary) = req.header(b"content-type").and_then(params::multipart_boundary) {
         if params.add_multipart(req.body, boundary).is_err() {
-            gates::default_headers(cx, res);
-            errors::render(&AppError::BadRequest("malformed multipart body"), "-", false, res);
-            return Flow::Done;
+            return answer(cx, res, Err(AppError::BadRequest("malformed multipart body")), "-", false, false);
         }
     }
     let method = method_override(req, params);
     let Some(route) = router::recognize(method, req.path) else {
-        gates::default_headers(cx, res);
-        errors::render(&AppError::NotFound, "-", false, res);
-        return Flow::Done;
+        return answer(cx, res, Err(AppError::NotFound), "-", false, false);
     };
     let forwarding = client_ip::Forwarding {
         forwarded: req.header(b"forwarded"),
@@ -320,10 +316,8 @@ fn pipeline(
     let ip = match client_ip::client_ip(req.peer, forwarding, &cx.config.trusted_proxies) {
         Ok(ip) => ip,
         Err(client_ip::Spoofed) => {
-            eprintln!("app: {} {}: Client-Ip not in X-Forwarded-For (IP spoofing), 400", req.peer, route.name);
-            gates::default_headers(cx, res);
-            errors::render(&AppError::BadRequest("IP spoofing: Client-Ip not in X-Forwarded-For"), route.name, false, res);
-            return Flow::Done;
+            let refused = Err(AppError::BadRequest("IP spoofing: Client-Ip not in X-Forwarded-For"));
+            return answer(cx, res, refused, route.name, false, false);
         }
     };
     let params: &Params = params;
@@ -345,38 +339,35 @@ fn pipeline(
     if let Ok(Flow::Parked) = result {
         return Flow::Parked;
     }
+    let ok = result.is_ok();
+    let done = answer(cx, res, result, route.name, rq.wants_json(), rq.chain_passed);
+    if ok {
+        rq.finish(cx, res);
+        if !rq.own_cache_control {
+            gates::cache_headers(res);
+        }
+    }
+    done
+}
+
+/// The one way a request leaves the pipeline once it is answered here: the default headers,
+/// the version headers when the Rails chain ran, and an error rendered as its page or JSON
+/// (`errors::render`, which also logs it).
+fn answer(cx: &Ctx, res: &mut Response, result: Result<Flow, AppError>, route: &str, json: bool, chain_passed: bool) -> Flow {
     gates::default_headers(cx, res);
-    if rq.chain_passed {
+    if chain_passed {
         gates::version_headers(cx, res);
     }
-    match result {
-        Err(e) => errors::render(&e, route.name, rq.wants_json(), res),
-        Ok(_) => {
-            rq.finish(cx, res);
-            if !rq.own_cache_control {
-                gates::cache_headers(res);
-            }
-        }
+    if let Err(e) = result {
+        errors::render(&e, route, json, res);
     }
     Flow::Done
 }
 
-/// The signed-in user whose GET of a cacheable page this is: the read-only pages whose bytes
-/// depend on nothing but the data, the user and the request's key headers (cache.rs).
+/// The signed-in user whose GET of a cacheable page this is (the route's `Access::cached`).
 /// Bot-key requests are not cached.
 fn cacheable(rq: &Req) -> Option<i64> {
-    const PAGES: [&str; 9] = [
-        "rooms#show",
-        "rooms/opens#show",
-        "rooms/closeds#show",
-        "rooms/involvements#show",
-        "messages#index",
-        "messages#show",
-        "users/sidebars#show",
-        "searches#index",
-        "autocompletable/users#index",
-    ];
-    if rq.by_bot_key || !matches!(rq.method, Method::Get | Method::Head) || !PAGES.contains(&rq.route.name) {
+    if rq.by_bot_key || !matches!(rq.method, Method::Get | Method::Head) || !rq.route.access.cached {
         return None;
     }
     rq.user().map(|u| u.id)

@@ -17,7 +17,8 @@ use super::{Action, AppError, Ctx, Flow, Req};
 use crate::http::{Method, Response};
 
 /// What a request has to be before its action runs (the `allow_unauthenticated_access`,
-/// `require_unauthenticated_access`, bot and forgery switches of the Rails controllers).
+/// `require_unauthenticated_access`, bot and forgery switches of the Rails controllers), and
+/// whether its answer may be kept in the response cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
     pub auth: Auth,
@@ -25,6 +26,9 @@ pub struct Access {
     pub bots: bool,
     /// Forgery protection applies to non-GET requests (off for the PWA files).
     pub forgery: bool,
+    /// A signed-in GET of this page is kept in the loop's response cache: its bytes depend on
+    /// nothing but the data, the user and the request's key headers (cache.rs).
+    pub cached: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,17 +45,19 @@ pub enum Auth {
 }
 
 /// The default: signed-in users, forgery-protected, no bots.
-pub const SIGNED_IN: Access = Access { auth: Auth::Required, bots: false, forgery: true };
+pub const SIGNED_IN: Access = Access { auth: Auth::Required, bots: false, forgery: true, cached: false };
+/// A signed-in user's read-only page, answered from the response cache while the data holds.
+pub const PAGE: Access = Access { cached: true, ..SIGNED_IN };
 /// `allow_unauthenticated_access`.
-pub const ANYONE: Access = Access { auth: Auth::Optional, bots: false, forgery: true };
+pub const ANYONE: Access = Access { auth: Auth::Optional, bots: false, forgery: true, cached: false };
 /// `require_unauthenticated_access`.
-pub const SIGNED_OUT: Access = Access { auth: Auth::SignedOut, bots: false, forgery: true };
+pub const SIGNED_OUT: Access = Access { auth: Auth::SignedOut, bots: false, forgery: true, cached: false };
 /// The bot API: a bot key authenticates; bots skip forgery protection (checked in gates).
-pub const BOT_API: Access = Access { auth: Auth::Required, bots: true, forgery: true };
+pub const BOT_API: Access = Access { auth: Auth::Required, bots: true, forgery: true, cached: false };
 /// The PWA files: anyone, no forgery protection.
-pub const PWA: Access = Access { auth: Auth::Optional, bots: false, forgery: false };
+pub const PWA: Access = Access { auth: Auth::Optional, bots: false, forgery: false, cached: false };
 /// Active Storage files (GET only): none of the application's gates run.
-pub const FILES: Access = Access { auth: Auth::Capability, bots: false, forgery: false };
+pub const FILES: Access = Access { auth: Auth::Capability, bots: false, forgery: false, cached: false };
 
 /// The response format asked for by the path suffix (`.json`), when there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,7 +248,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (bans::destroy, SIGNED_IN, Params { user_id, ..p }, "users/bans#destroy")
         }
         [b"users", user_id, b"sidebar"] if get => {
-            (sidebars::show, SIGNED_IN, Params { user_id, ..p }, "users/sidebars#show")
+            (sidebars::show, PAGE, Params { user_id, ..p }, "users/sidebars#show")
         }
         [b"users", user_id, b"profile"] if get => {
             (profiles::show, SIGNED_IN, Params { user_id, ..p }, "users/profiles#show")
@@ -271,12 +277,12 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"users", id] if get => (users_show::show, SIGNED_IN, Params { id, ..p }, "users#show"),
 
         [b"autocompletable", b"users"] if get => {
-            (autocompletable_users::index, SIGNED_IN, p, "autocompletable/users#index")
+            (autocompletable_users::index, PAGE, p, "autocompletable/users#index")
         }
 
         // messages (browser)
         [b"rooms", room_id, b"messages"] if get => {
-            (messages::index, SIGNED_IN, Params { room_id, ..p }, "messages#index")
+            (messages::index, PAGE, Params { room_id, ..p }, "messages#index")
         }
         [b"rooms", room_id, b"messages"] if m == Post => {
             (messages::create, SIGNED_IN, Params { room_id, ..p }, "messages#create")
@@ -286,7 +292,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         }
         [b"rooms", _, b"messages", b"new"] if get => return None,
         [b"rooms", room_id, b"messages", id] if get => {
-            (messages::show, SIGNED_IN, Params { room_id, id, ..p }, "messages#show")
+            (messages::show, PAGE, Params { room_id, id, ..p }, "messages#show")
         }
         [b"rooms", room_id, b"messages", id] if update => {
             (messages::update, SIGNED_IN, Params { room_id, id, ..p }, "messages#update")
@@ -332,18 +338,18 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (rooms_refreshes::show, SIGNED_IN, Params { room_id, ..p }, "rooms/refreshes#show")
         }
         [b"rooms", room_id, b"involvement"] if get => {
-            (rooms_involvements::show, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#show")
+            (rooms_involvements::show, PAGE, Params { room_id, ..p }, "rooms/involvements#show")
         }
         [b"rooms", room_id, b"involvement"] if update => {
             (rooms_involvements::update, SIGNED_IN, Params { room_id, ..p }, "rooms/involvements#update")
         }
         [b"rooms", room_id, at] if get && at.first() == Some(&b'@') && at.len() > 1 => {
             let message_id = &at[1..];
-            (rooms::show, SIGNED_IN, Params { room_id, message_id, id: room_id, ..p }, "rooms#show")
+            (rooms::show, PAGE, Params { room_id, message_id, id: room_id, ..p }, "rooms#show")
         }
         [b"rooms"] if get => (rooms::index, SIGNED_IN, p, "rooms#index"),
         [b"rooms", b"new"] if get => return None,
-        [b"rooms", id] if get => (rooms::show, SIGNED_IN, Params { id, ..p }, "rooms#show"),
+        [b"rooms", id] if get => (rooms::show, PAGE, Params { id, ..p }, "rooms#show"),
         [b"rooms", id] if m == Delete && !is_room_kind(id) => {
             (rooms::destroy, SIGNED_IN, Params { id, ..p }, "rooms#destroy")
         }
@@ -354,7 +360,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
         [b"rooms", b"opens", id, b"edit"] if get => {
             (rooms_opens::edit, SIGNED_IN, Params { id, ..p }, "rooms/opens#edit")
         }
-        [b"rooms", b"opens", id] if get => (rooms_opens::show, SIGNED_IN, Params { id, ..p }, "rooms/opens#show"),
+        [b"rooms", b"opens", id] if get => (rooms_opens::show, PAGE, Params { id, ..p }, "rooms/opens#show"),
         [b"rooms", b"opens", id] if update => {
             (rooms_opens::update, SIGNED_IN, Params { id, ..p }, "rooms/opens#update")
         }
@@ -364,7 +370,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
             (rooms_closeds::edit, SIGNED_IN, Params { id, ..p }, "rooms/closeds#edit")
         }
         [b"rooms", b"closeds", id] if get => {
-            (rooms_closeds::show, SIGNED_IN, Params { id, ..p }, "rooms/closeds#show")
+            (rooms_closeds::show, PAGE, Params { id, ..p }, "rooms/closeds#show")
         }
         [b"rooms", b"closeds", id] if update => {
             (rooms_closeds::update, SIGNED_IN, Params { id, ..p }, "rooms/closeds#update")
@@ -399,7 +405,7 @@ fn table<'a>(m: Method, segs: &[&'a [u8]]) -> Option<Found<'a>> {
 
         // search
         [b"searches", b"clear"] if m == Delete => (searches::clear, SIGNED_IN, p, "searches#clear"),
-        [b"searches"] if get => (searches::index, SIGNED_IN, p, "searches#index"),
+        [b"searches"] if get => (searches::index, PAGE, p, "searches#index"),
         [b"searches"] if m == Post => (searches::create, SIGNED_IN, p, "searches#create"),
 
         [b"unfurl_link"] if m == Post => (unfurl_links::create, SIGNED_IN, p, "unfurl_links#create"),
@@ -479,5 +485,16 @@ mod tests {
         assert_eq!(recognize(Method::Get, b"/session/new").unwrap().access, ANYONE);
         assert_eq!(recognize(Method::Get, b"/").unwrap().access, SIGNED_IN);
         assert_eq!(recognize(Method::Get, b"/service-worker.js").unwrap().access, PWA);
+    }
+
+    #[test]
+    fn the_cached_pages_are_the_read_only_ones() {
+        let cached = |m: Method, path: &str| recognize(m, path.as_bytes()).is_some_and(|r| r.access.cached);
+        for path in ["/rooms/1", "/rooms/1/@5", "/rooms/opens/1", "/rooms/closeds/1", "/rooms/1/involvement", "/rooms/1/messages", "/rooms/1/messages/2", "/users/1/sidebar", "/searches", "/autocompletable/users"] {
+            assert!(cached(Method::Get, path), "{path}");
+        }
+        for (m, path) in [(Method::Get, "/"), (Method::Get, "/account/edit"), (Method::Post, "/rooms/1/messages"), (Method::Get, "/rooms/1/5-AbCd/messages"), (Method::Get, "/users/1")] {
+            assert!(!cached(m, path), "{path}");
+        }
     }
 }
