@@ -44,14 +44,7 @@ pub fn collect(
 ) -> db::Result<Vec<Message>> {
     let mut out = Vec::with_capacity(messages::PAGE_SIZE as usize);
     query(&mut |r: &MessageRow<'_>| {
-        out.push(Message {
-            id: r.id,
-            room_id: r.room_id,
-            creator_id: r.creator_id,
-            client_message_id: r.client_message_id.to_owned(),
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-        });
+        out.push(r.to_message());
         Ok(())
     })?;
     Ok(out)

@@ -15,6 +15,14 @@ use super::time;
 /// Messages per page.
 pub const PAGE_SIZE: i64 = 40;
 
+/// The columns every message query selects, in `row`'s order (a macro so that each query
+/// stays one `&'static str` for the statement cache).
+macro_rules! columns {
+    () => {
+        "id, room_id, creator_id, client_message_id, created_at, updated_at"
+    };
+}
+
 /// A message row borrowed from a page query (valid during the callback only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MessageRow<'s> {
@@ -38,6 +46,19 @@ pub struct Message {
     pub updated_at: i64,
 }
 
+impl MessageRow<'_> {
+    pub fn to_message(&self) -> Message {
+        Message {
+            id: self.id,
+            room_id: self.room_id,
+            creator_id: self.creator_id,
+            client_message_id: self.client_message_id.to_owned(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
 fn row<'s>(s: &'s Stmt<'_>) -> Result<MessageRow<'s>> {
     Ok(MessageRow {
         id: s.int(0),
@@ -49,7 +70,8 @@ fn row<'s>(s: &'s Stmt<'_>) -> Result<MessageRow<'s>> {
     })
 }
 
-fn each(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
+/// Steps `s` (a query selecting `columns!()` first), handing each row to `f`; returns how many.
+pub(super) fn each(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
     let mut n = 0;
     while s.step()? == Step::Row {
         f(&row(s)?)?;
@@ -60,22 +82,12 @@ fn each(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> R
 
 /// The message with `id`.
 pub fn find(c: &Conn, id: i64) -> Result<Option<Message>> {
-    let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at FROM messages WHERE id = ?1",
-    )?;
+    let mut s = c.prepare_cached(concat!("SELECT ", columns!(), " FROM messages WHERE id = ?1"))?;
     s.bind(1, id)?;
     if !s.row()? {
         return Ok(None);
     }
-    let r = row(&s)?;
-    Ok(Some(Message {
-        id: r.id,
-        room_id: r.room_id,
-        creator_id: r.creator_id,
-        client_message_id: r.client_message_id.to_owned(),
-        created_at: r.created_at,
-        updated_at: r.updated_at,
-    }))
+    Ok(Some(row(&s)?.to_message()))
 }
 
 /// The message with `id` if it belongs to `room_id`.
@@ -85,10 +97,10 @@ pub fn find_in_room(c: &Conn, room_id: i64, id: i64) -> Result<Option<Message>> 
 
 /// The 40 newest messages of the room, oldest first. Returns how many were visited.
 pub fn last_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut s = c.prepare_cached(
-        "SELECT * FROM (SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2) ORDER BY created_at, id",
-    )?;
+    let mut s = c.prepare_cached(concat!(
+        "SELECT * FROM (SELECT ", columns!(), " FROM messages WHERE room_id = ?1 \
+         ORDER BY created_at DESC, id DESC LIMIT ?2) ORDER BY created_at, id"
+    ))?;
     s.bind(1, room_id)?;
     s.bind(2, PAGE_SIZE)?;
     each(&mut s, &mut f)
@@ -96,10 +108,7 @@ pub fn last_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> R
 
 /// The 40 oldest messages of the room, oldest first.
 pub fn first_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 ORDER BY created_at, id LIMIT ?2",
-    )?;
+    let mut s = c.prepare_cached(concat!("SELECT ", columns!(), " FROM messages WHERE room_id = ?1 ORDER BY created_at, id LIMIT ?2"))?;
     s.bind(1, room_id)?;
     s.bind(2, PAGE_SIZE)?;
     each(&mut s, &mut f)
@@ -108,37 +117,40 @@ pub fn first_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> 
 /// The last page of the room's messages created strictly before message `anchor_id`
 /// (nothing if the anchor does not exist).
 pub fn page_before(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut s = c.prepare_cached(
-        "SELECT * FROM (SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 AND created_at < (SELECT created_at FROM messages WHERE id = ?2) \
-         ORDER BY created_at DESC, id DESC LIMIT ?3) ORDER BY created_at, id",
-    )?;
-    s.bind(1, room_id)?;
-    s.bind(2, anchor_id)?;
-    s.bind(3, PAGE_SIZE)?;
-    each(&mut s, &mut f)
+    let sql = concat!(
+        "SELECT * FROM (SELECT ", columns!(), " FROM messages \
+         WHERE room_id = ?1 AND created_at < (SELECT created_at FROM messages WHERE id = ?2) \
+         ORDER BY created_at DESC, id DESC LIMIT ?3) ORDER BY created_at, id"
+    );
+    anchored(c, sql, room_id, anchor_id, &mut f)
 }
 
 /// The first page of the room's messages created strictly after message `anchor_id`.
 pub fn page_after(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 AND created_at > (SELECT created_at FROM messages WHERE id = ?2) \
-         ORDER BY created_at, id LIMIT ?3",
-    )?;
+    let sql = concat!(
+        "SELECT ", columns!(), " FROM messages \
+         WHERE room_id = ?1 AND created_at > (SELECT created_at FROM messages WHERE id = ?2) \
+         ORDER BY created_at, id LIMIT ?3"
+    );
+    anchored(c, sql, room_id, anchor_id, &mut f)
+}
+
+/// Runs a page query bound as (room, anchor message, page size).
+fn anchored(c: &Conn, sql: &'static str, room_id: i64, anchor_id: i64, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
+    let mut s = c.prepare_cached(sql)?;
     s.bind(1, room_id)?;
     s.bind(2, anchor_id)?;
     s.bind(3, PAGE_SIZE)?;
-    each(&mut s, &mut f)
+    each(&mut s, f)
 }
+
+/// The anchor message of `page_around`, bound as (message, room).
+const ANCHOR: &str = concat!("SELECT ", columns!(), " FROM messages WHERE id = ?1 AND room_id = ?2");
 
 /// Up to 40 before, the anchor itself, up to 40 after (up to 81), oldest first. Visits
 /// nothing when the anchor is not a message of the room.
 pub fn page_around(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE id = ?1 AND room_id = ?2",
-    )?;
+    let mut s = c.prepare_cached(ANCHOR)?;
     s.bind(1, anchor_id)?;
     s.bind(2, room_id)?;
     if !s.row()? {
@@ -146,10 +158,7 @@ pub fn page_around(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&Me
     }
     drop(s);
     let mut n = page_before(c, room_id, anchor_id, &mut f)?;
-    let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE id = ?1 AND room_id = ?2",
-    )?;
+    let mut s = c.prepare_cached(ANCHOR)?;
     s.bind(1, anchor_id)?;
     s.bind(2, room_id)?;
     n += each(&mut s, &mut f)?;
@@ -162,8 +171,7 @@ pub fn page_around(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&Me
 pub fn page_created_since(c: &Conn, room_id: i64, since: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
     let t = time::format(since);
     let mut s = c.prepare_cached(
-        "SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 AND created_at > ?2 ORDER BY created_at, id LIMIT ?3",
+        concat!("SELECT ", columns!(), " FROM messages WHERE room_id = ?1 AND created_at > ?2 ORDER BY created_at, id LIMIT ?3"),
     )?;
     s.bind(1, room_id)?;
     s.bind(2, t.as_str())?;
@@ -174,11 +182,10 @@ pub fn page_created_since(c: &Conn, room_id: i64, since: i64, mut f: impl FnMut(
 /// The last page of messages updated strictly after `since` (µs).
 pub fn page_updated_since(c: &Conn, room_id: i64, since: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
     let t = time::format(since);
-    let mut s = c.prepare_cached(
-        "SELECT * FROM (SELECT id, room_id, creator_id, client_message_id, created_at, updated_at \
-         FROM messages WHERE room_id = ?1 AND updated_at > ?2 ORDER BY created_at DESC, id DESC LIMIT ?3) \
-         ORDER BY created_at, id",
-    )?;
+    let mut s = c.prepare_cached(concat!(
+        "SELECT * FROM (SELECT ", columns!(), " FROM messages WHERE room_id = ?1 AND updated_at > ?2 \
+         ORDER BY created_at DESC, id DESC LIMIT ?3) ORDER BY created_at, id"
+    ))?;
     s.bind(1, room_id)?;
     s.bind(2, t.as_str())?;
     s.bind(3, PAGE_SIZE)?;

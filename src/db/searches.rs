@@ -69,19 +69,7 @@ pub fn messages(c: &Conn, user_id: i64, sanitized: &str, mut f: impl FnMut(&Mess
     s.bind(1, user_id)?;
     s.bind(2, expr.as_str())?;
     s.bind(3, MAX_RESULTS)?;
-    let mut n = 0;
-    while s.step()? == Step::Row {
-        f(&MessageRow {
-            id: s.int(0),
-            room_id: s.int(1),
-            creator_id: s.int(2),
-            client_message_id: s.text(3)?,
-            created_at: s.time(4)?,
-            updated_at: s.time(5)?,
-        })?;
-        n += 1;
-    }
-    Ok(n)
+    super::messages::each(&mut s, &mut f)
 }
 
 /// Records a search (POST /searches): the user's row with exactly this query gets a fresh

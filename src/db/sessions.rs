@@ -1,4 +1,5 @@
-//! Login sessions (spec/01 §5): one row per sign-in, found by its token on every request,
+//! Login sessions (spec/01 §5): one row per sign-in, found by its token on every request
+//! (`auth::session_user`, with its user),
 //! refreshed at most once an hour, removed on logout, deactivation and ban.
 
 use super::conn::Conn;
@@ -7,46 +8,6 @@ use super::time::{self, US_PER_SEC};
 
 /// `last_active_at` is refreshed when older than this.
 pub const ACTIVITY_REFRESH_US: i64 = 3600 * US_PER_SEC;
-
-/// What authentication needs from a session and its user: integers only, so the lookup
-/// on every request allocates nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Authenticated {
-    pub session_id: i64,
-    pub user_id: i64,
-    /// users.role (0 member, 1 administrator, 2 bot).
-    pub role: i64,
-    /// users.status (0 active, 1 deactivated, 2 banned).
-    pub status: i64,
-    pub last_active_at: i64,
-}
-
-impl Authenticated {
-    /// Whether this request should refresh the session (`resume`): last activity more
-    /// than an hour before `now`.
-    pub fn needs_refresh(&self, now: i64) -> bool {
-        self.last_active_at < now - ACTIVITY_REFRESH_US
-    }
-}
-
-/// The session with `token` and its user, if any (one indexed lookup).
-pub fn authenticate(c: &Conn, token: &str) -> Result<Option<Authenticated>> {
-    let mut s = c.prepare_cached(
-        "SELECT s.id, s.user_id, u.role, u.status, s.last_active_at \
-         FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?1",
-    )?;
-    s.bind(1, token)?;
-    if !s.row()? {
-        return Ok(None);
-    }
-    Ok(Some(Authenticated {
-        session_id: s.int(0),
-        user_id: s.int(1),
-        role: s.int(2),
-        status: s.int(3),
-        last_active_at: s.time(4)?,
-    }))
-}
 
 /// Starts a session for `user_id` with a fresh `token` (24 base58 characters, made by the
 /// caller). Returns the new session id.
@@ -109,12 +70,10 @@ mod tests {
         let (_db, c) = TempDb::with_schema();
         let d = user(&c, "David");
         let id = create(&c, d, "AxJs94fteQ5Autv2VrKsH68c", Some("203.0.113.5"), Some("Firefox"), T0).unwrap();
-        let a = authenticate(&c, "AxJs94fteQ5Autv2VrKsH68c").unwrap().unwrap();
-        assert_eq!(a, Authenticated { session_id: id, user_id: d, role: 0, status: 0, last_active_at: T0 });
-        assert_eq!(authenticate(&c, "axJs94fteQ5Autv2VrKsH68c").unwrap(), None);
-        assert_eq!(authenticate(&c, "").unwrap(), None);
-        assert!(!a.needs_refresh(T0 + 3600 * SEC));
-        assert!(a.needs_refresh(T0 + 3600 * SEC + 1));
+        let a = crate::db::auth::session_user(&c, "AxJs94fteQ5Autv2VrKsH68c").unwrap().unwrap();
+        assert_eq!((a.session_id, a.user.id, a.last_active_at), (id, d, T0));
+        assert!(crate::db::auth::session_user(&c, "axJs94fteQ5Autv2VrKsH68c").unwrap().is_none());
+        assert!(crate::db::auth::session_user(&c, "").unwrap().is_none());
         assert!(!resume(&c, id, Some("198.51.100.1"), Some("Chrome"), T0 + 1800 * SEC).unwrap());
         assert!(resume(&c, id, Some("198.51.100.1"), Some("Chrome"), T0 + 3601 * SEC).unwrap());
         assert_eq!(one_text(&c, &format!("SELECT ip_address || ' ' || user_agent || ' ' || last_active_at FROM sessions WHERE id = {id}")).as_deref(), Some("198.51.100.1 Chrome 2025-12-12 16:43:41"));

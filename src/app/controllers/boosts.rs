@@ -68,16 +68,28 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
 /// (404 otherwise); broadcasts `remove boost_<id>` (M5); 204.
 pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let m = message(cx, rq)?;
-    let user_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
-    let id = parse_id(rq.route.params.id).ok_or(AppError::NotFound)?;
+    let kind = rooms::find(&cx.db, m.room_id)?.ok_or(AppError::NotFound)?.kind;
+    destroy_own(cx, rq, m, kind, || AppError::NotFound)
+}
+
+/// Takes back boost `:id` of `m` when the viewer gave it, and removes it from the room's
+/// pages (M5); 204. Shared with the bot API, which differs only in how it says "not found".
+pub(super) fn destroy_own(
+    cx: &mut Ctx,
+    rq: &mut Req<'_, '_>,
+    m: Message,
+    kind: rooms::Kind,
+    missing: fn() -> AppError,
+) -> Result<Flow, AppError> {
+    let user_id = rq.user().map(|u| u.id).ok_or_else(missing)?;
+    let id = parse_id(rq.route.params.id).ok_or_else(missing)?;
     match boosts::find(&cx.db, id)? {
         Some((message_id, booster_id)) if message_id == m.id && booster_id == user_id => {}
-        _ => return Err(AppError::NotFound),
+        _ => return Err(missing()),
     }
-    let kind = rooms::find(&cx.db, m.room_id)?.ok_or(AppError::NotFound)?.kind;
     let now = db::time::now_us();
     cx.write(rq, move |c| boosts::destroy(c, id, user_id, now), move |_, res, done| {
-        done?.ok_or(AppError::NotFound)?;
+        done?.ok_or_else(missing)?;
         let target = format!("boost_{id}");
         let mut stream = Vec::with_capacity(96);
         views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));

@@ -3,7 +3,7 @@
 //! broadcasts are the browser's (`boosts::create`/`destroy`, M4/M5).
 
 use super::bans::parse_id;
-use super::messages::{RemoveView, StreamView};
+use super::messages::StreamView;
 use super::messages_by_bots::{raw_text, room};
 use crate::app::message_view::{self, Renderer};
 use crate::app::room_streams;
@@ -53,23 +53,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
 pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let m = message(cx, rq, room.id)?;
-    let user_id = rq.user().map(|u| u.id).ok_or(AppError::Head(404))?;
-    let id = parse_id(rq.route.params.id).ok_or(AppError::Head(404))?;
-    match boosts::find(&cx.db, id)? {
-        Some((message_id, booster_id)) if message_id == m.id && booster_id == user_id => {}
-        _ => return Err(AppError::Head(404)),
-    }
-    let now = db::time::now_us();
-    let kind = room.kind;
-    cx.write(rq, move |c| boosts::destroy(c, id, user_id, now), move |_, res, done| {
-        done?.ok_or(AppError::Head(404))?;
-        let target = format!("boost_{id}");
-        let mut stream = Vec::with_capacity(96);
-        views::streams::remove::render(&RemoveView(&target), &mut Out::new(&mut stream));
-        room_streams::broadcast_html(&room_streams::messages_stream(kind, m.room_id), &stream);
-        res.status(204);
-        Ok(())
-    })
+    super::boosts::destroy_own(cx, rq, m, room.kind, || AppError::Head(404))
 }
 
 /// The message of the path within room `room_id` (empty 404 otherwise).
