@@ -1,0 +1,31 @@
+//! The URLs the partial links to that need escaping or signing.
+
+use crate::crypto::{signed_id, Keys};
+use crate::db;
+
+/// `/users/<avatar token>/avatar?v=<updated_at as YYYYMMDDHHMMSS>` (Rails' `fresh_user_avatar_path`).
+pub fn avatar_url(keys: &Keys, user_id: i64, updated_at: i64) -> String {
+    let mut token = Vec::with_capacity(64);
+    signed_id::avatar_token(keys, user_id, &mut token);
+    let mut url = String::with_capacity(token.len() + 40);
+    url.push_str("/users/");
+    push_path_segment(&mut url, std::str::from_utf8(&token).unwrap_or(""));
+    url.push_str("/avatar?v=");
+    let stamp = db::time::format(updated_at);
+    url.extend(stamp.as_str().chars().filter(char::is_ascii_digit).take(14));
+    url
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (file names in blob URLs).
+pub(super) fn push_path_segment(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+    }
+}
