@@ -6,7 +6,7 @@
 import { Controller } from "@hotwired/stimulus"
 import { subscribeTo } from "lib/cable"
 import { Current } from "lib/current"
-import { nextFrame } from "lib/helpers"
+import { nextFrame, reloadFrame } from "lib/helpers"
 
 export default class extends Controller {
   static classes = ["unread"]
@@ -20,7 +20,7 @@ export default class extends Controller {
     // The frame is permanent and outlives page loads: follow navigation for aria-current.
     document.addEventListener("turbo:load", this.followNavigation)
     this.subscription ??= subscribeTo({ channel: "UnreadRoomsChannel" }, {
-      connected: () => this.element.reload?.(),
+      connected: () => reloadFrame(this.element),
       received: data => this.#messageIn(data.roomId)
     })
   }

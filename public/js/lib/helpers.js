@@ -60,3 +60,13 @@ export function csrfToken() {
   const cookie = param && document.cookie.split("; ").find(c => c.startsWith(param + "="))
   return cookie ? decodeURIComponent(cookie.split("=")[1]) : document.querySelector("meta[name=csrf-token]")?.content
 }
+
+// Reloads a <turbo-frame>. When a page visit starts meanwhile, Turbo aborts the frame's fetch
+// and rejects the reload's promise with an AbortError ("signal is aborted without reason"):
+// the new page brings its own frame, so that one is expected and dropped; others still surface.
+export function reloadFrame(frame) {
+  const loading = frame.reload?.()
+  loading?.catch(error => {
+    if (error?.name !== "AbortError") throw error
+  })
+}
