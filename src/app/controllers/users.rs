@@ -9,7 +9,7 @@ use crate::db::{self, Conn, Job};
 use crate::http::Response;
 use crate::views::{self, Out};
 
-/// `GET /join/:join_code`: the sign-up card (404 with an empty body for a wrong code).
+/// `GET /join/:join_code`: the sign-up card (the 404 page for a wrong or replaced code).
 pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     rq.html_only()?;
     let account = joinable_account(cx, rq)?;
@@ -117,13 +117,15 @@ pub(crate) fn sign_up(
     Ok(Flow::Parked)
 }
 
-/// The account, when the path's join code is its current one (exact match); else 404.
+/// The account, when the path's join code is its current one (exact match); else 404 with the
+/// error page, as every other missing page answers (Rails' empty `head :not_found` leaves
+/// someone holding an old link with the browser's own error screen).
 fn joinable_account(cx: &Ctx, rq: &Req<'_, '_>) -> Result<db::accounts::Account, AppError> {
     let mut code = Vec::with_capacity(16);
     crate::http::url::percent_decode_into(rq.route.params.join_code, false, &mut code);
     match db::accounts::get(&cx.db)? {
         Some(account) if account.join_code.as_bytes() == code.as_slice() => Ok(account),
-        _ => Err(AppError::Head(404)),
+        _ => Err(AppError::NotFound),
     }
 }
 
