@@ -2,6 +2,7 @@
 //! the account's current join code create a member account, which joins every open room and
 //! is signed in. Also the "name tag" sign-up card shared with first run.
 
+use crate::app::translations::{self, Phrase};
 use crate::app::layout::{self, Page};
 use crate::app::form_file::{self, FormFile};
 use crate::app::{cookies, respond, storage, AppError, Ctx, Flow, Req};
@@ -192,6 +193,15 @@ impl views::users::nametag_form::View for Nametag<'_> {
     fn email_address(&self, _o: &mut Out<'_>) {}
     fn submit_label(&self, o: &mut Out<'_>) {
         o.text(self.submit_label);
+    }
+    fn translate_name(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::YourName, o);
+    }
+    fn translate_email(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::EmailAddress, o);
+    }
+    fn translate_password(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::Password, o);
     }
 }
 
