@@ -148,15 +148,18 @@ test("§3.3 at 390 px the options button leaves pictures uncovered", async () =>
 });
 
 test("§3.4 picture thumbnails start where text and file attachments start", async () => {
+  // Bob's messages, seen by Ada: other people's messages sit at the left.
+  await bob.goto(`${base}/rooms/${roomId}`);
+  await postText(bob, "Here is the drawing", "align-text");
+  await postImage(bob, 300, 200, "align-image");
   await ada.goto(`${base}/rooms/${roomId}`);
-  await postText(ada, "Here is the drawing", "align-text");
-  const image = await postImage(ada, 300, 200, "align-image");
-  const text = saved(ada, "Here is the drawing");
-  await image.locator(".message__attachment").waitFor(WAIT);
-  await text.waitFor(WAIT);
-  const picture = await box(image.locator(".message__attachment"));
-  const words = await box(text.locator(".message__body .trix-content").first());
-  assert.ok(Math.abs(picture.x - words.x) <= 2, `picture starts at ${picture.x}, text at ${words.x}`);
+  const picture = ada.locator("#message_align-image .message__attachment");
+  await picture.waitFor(WAIT);
+  const pictureBox = await box(picture);
+  const pictureContent = await box(ada.locator("#message_align-image .message__body-content"));
+  const textContent = await box(ada.locator("#message_align-text .message__body-content"));
+  assert.ok(Math.abs(pictureContent.x - textContent.x) <= 1, `the picture's message starts at ${pictureContent.x}, the text's at ${textContent.x}`);
+  assert.ok(pictureBox.x - pictureContent.x <= 12, `the picture sits ${pictureBox.x - pictureContent.x} px into its message, not centred`);
 });
 
 test("§3.5 an old join link answers the 404 page", async () => {
@@ -183,7 +186,8 @@ test("§3.6 Ban on someone who signed in from a private address bans them and sa
 
 test("§3.7 the edit form's × shares the Save/Delete row; file chips never cover the last message", async () => {
   await ada.goto(`${base}/rooms/${roomId}`);
-  const mine = saved(ada, "Here is the drawing");
+  await postText(ada, "A message of mine to edit", "edit-me");
+  const mine = saved(ada, "A message of mine to edit");
   await mine.waitFor(WAIT);
   await ada.goto(`${base}/rooms/${roomId}/messages/${await mine.getAttribute("data-message-id")}/edit`);
   const save = await box(ada.getByRole("button", { name: "Save changes" }));
