@@ -253,7 +253,7 @@ fn banning_the_poster_or_deleting_the_room_deletes_attachment_files() {
     assert_eq!(upload(&s, KEVIN, DESIGNERS, "kevin.txt", "text/plain", b"from kevin", "ban-1").status, 200);
     let kevins = file_of("ban-1");
     assert!(kevins.exists());
-    // Bans refuse users whose sessions only came from private addresses; give Kevin a public one.
+    // A ban leaves private addresses out; give Kevin a public one so his address is banned too.
     s.srv.sql(&format!("UPDATE sessions SET ip_address = '93.184.216.34' WHERE user_id = {KEVIN}"));
     assert_eq!(s.post(DAVID, &format!("/users/{KEVIN}/ban"), &[]).status, 302);
     assert!(!kevins.exists(), "the banned user's attachment file is gone with the message");

@@ -262,8 +262,8 @@ fn the_session_memo_never_outlives_what_it_remembers() {
     }
     assert_eq!(raw_get_cookie(&s, &short, sidebar, &[GZ]).status, 302, "expired, memo or not");
 
-    // A ban and a deactivation through the app end the remembered sessions at once (a ban
-    // refuses private addresses, so Kevin's session gets a public one first).
+    // A ban and a deactivation through the app end the remembered sessions at once (Kevin's
+    // session gets a public address, the kind a ban also blocks).
     s.srv.sql(&format!("UPDATE sessions SET ip_address = '203.0.113.9' WHERE user_id = {KEVIN}"));
     warm(&s, KEVIN, sidebar);
     let banned = s.post(DAVID, &format!("/users/{KEVIN}/ban"), &[]);

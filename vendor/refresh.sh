@@ -18,7 +18,7 @@ LANGUAGES="bash css diff go java javascript json python ruby rust sql xml"
 
 # Only the icons the templates and CSS use (public/app.css names them as url(icons/<name>.svg)).
 ICONS="arrow-down arrow-left at-sign bell-dot bell-off bell-ring bot camera check copy crown download
-ellipsis eye-off file link loader-circle log-out menu message-circle paperclip pencil
+ellipsis eye-off file globe link loader-circle log-out menu message-circle paperclip pencil
 plus qr-code reply search refresh-cw send-horizontal settings share-2 smile-plus trash-2 type users
 x"
 

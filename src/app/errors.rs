@@ -11,8 +11,8 @@ use crate::http::Response;
 
 #[derive(Debug)]
 pub enum AppError {
-    /// `head <status>`: just the status, empty body (403 for a non-admin, 404 for a wrong join
-    /// code, 429 for a banned address, ...).
+    /// `head <status>`: just the status, empty body (403 for a non-admin, 429 for a banned
+    /// address, ...).
     Head(u16),
     /// A required parameter is missing or blank: 400.
     BadRequest(&'static str),

@@ -39,6 +39,7 @@ pub mod session_memo;
 pub mod storage;
 pub mod router;
 pub mod test_routes;
+pub mod translations;
 pub mod webhooks;
 pub mod worker;
 

@@ -97,12 +97,13 @@ export default class extends Controller {
     this.#renderFiles()
   }
 
+  // refresh-room:online / refresh-room:offline (spec/08 §3.11).
   online() {
-    this.fieldsTarget.disabled = false
+    this.#connection("up")
   }
 
   offline() {
-    this.fieldsTarget.disabled = true
+    this.#connection("down")
   }
 
   // Replaces the editor's content (reply quoting) as one undo step.
@@ -114,6 +115,14 @@ export default class extends Controller {
     editor.insertHTML(html)
     editor.setSelectedRange(editor.getDocument().getLength() - 1)
     this.textTarget.focus()
+  }
+
+  // A disabled fieldset blocks typing and sending at once, and takes the focus out of the
+  // editor; when the connection is back the editor gets it again unless the person moved on.
+  #connection(state) {
+    const down = state === "down"
+    this.fieldsTarget.disabled = down
+    if (!down && document.activeElement === document.body && !isTouchDevice()) this.textTarget.focus()
   }
 
   #hasAttachments() {

@@ -1,15 +1,26 @@
-// copy_to_clipboard_controller.js (copy buttons): copies its value and flashes success.
+// copy_to_clipboard_controller.js (copy buttons, spec/08 §3.16): puts its text on the clipboard
+// and wears the success class for a moment so the person sees it worked. A second copy while the
+// first still shows starts the moment over.
 import { Controller } from "@hotwired/stimulus"
 
+// How long the button shows that the copy worked.
+const CONFIRMATION_MS = 2000
+
 export default class extends Controller {
-  static values = { content: String }
   static classes = ["success"]
+  static values = { content: String }
 
   async copy(event) {
     event.preventDefault()
-    await navigator.clipboard.writeText(this.contentValue)
+    clearTimeout(this.confirmation)
     this.element.classList.remove(this.successClass)
-    void this.element.offsetWidth // restart the animation when copied again
+    const copied = await navigator.clipboard?.writeText(this.contentValue).then(() => true, () => false)
+    if (!copied) return
     this.element.classList.add(this.successClass)
+    this.confirmation = setTimeout(() => this.element.classList.remove(this.successClass), CONFIRMATION_MS)
+  }
+
+  disconnect() {
+    clearTimeout(this.confirmation)
   }
 }

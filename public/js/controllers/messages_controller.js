@@ -34,10 +34,13 @@ export default class extends Controller {
     })
     this.#scrollInitially()
     this.paginator.start()
+    this.#keepBottomEdgeOnResize()
   }
 
   disconnect() {
     this.paginator.stop()
+    this.resizes?.disconnect()
+    this.messagesTarget.removeEventListener("scroll", this.noteBottomEdge)
   }
 
   messageTargetConnected(message) {
@@ -69,6 +72,21 @@ export default class extends Controller {
       if (wasNearBottom) scrollToBottom(container)
       else this.latestTarget.hidden = false
     })
+  }
+
+  // The list shrinks when the composer grows (file chips, the rich-text toolbar, a phone's
+  // keyboard); the browser keeps the top in place, which would slide the newest messages out of
+  // sight under it. Keep what sits at the list's bottom edge there instead.
+  #keepBottomEdgeOnResize() {
+    const list = this.messagesTarget
+    const belowView = () => list.scrollHeight - list.scrollTop - list.clientHeight
+    this.belowView = belowView()
+    this.noteBottomEdge = () => { this.belowView = belowView() }
+    list.addEventListener("scroll", this.noteBottomEdge, { passive: true })
+    this.resizes = new ResizeObserver(() => {
+      list.scrollTop = list.scrollHeight - list.clientHeight - this.belowView
+    })
+    this.resizes.observe(list)
   }
 
   async returnToLatest() {

@@ -20,6 +20,9 @@ export default class extends Controller {
   connect() {
     // Capture phase: the list must see Enter before the composer's send-on-Enter does.
     this.element.addEventListener("keydown", this.onKeydown, true)
+    // The composer focuses its editor as the room opens, possibly before this controller was
+    // there to hear trix-focus: an editor that already has the focus gets its list now.
+    if (document.activeElement === this.element) this.focus()
   }
 
   disconnect() {
@@ -41,7 +44,9 @@ export default class extends Controller {
   async search() {
     const word = this.#wordAtCursor()
     const match = word && word.text.match(MENTION_WORD)
-    if (!match || !this.suggestions) return this.suggestions?.hide()
+    if (!match) return this.suggestions?.hide()
+    // Typing means the editor has the focus, whether or not its trix-focus was seen.
+    this.focus()
     this.mention = { start: word.start, end: word.end, punctuation: match[2] }
     const users = rankUsers(await fetchUsers(this.urlValue, match[1]), match[1])
     const editor = this.element.editor

@@ -1,67 +1,73 @@
-// rooms_list_controller.js (sidebar frame): unread dots (spec/08 §5). A message in a room I am
-// not looking at marks its link unread; being present in a room (here or on another device)
-// clears it. Reloads the whole sidebar whenever the unread channel (re)connects.
+// rooms_list_controller.js (the sidebar frame, spec/08 §5): the unread marks on room links. A
+// message in a room other than the one open marks that room's link; being present in a room
+// (on this page, another tab or another device) clears it, and so does loading the sidebar while
+// the room is open. Each (re)connection of the unread channel reloads the whole frame, so what
+// was missed while offline shows. The open room's link also carries aria-current.
 import { Controller } from "@hotwired/stimulus"
 import { subscribeTo } from "lib/cable"
 import { Current } from "lib/current"
-import { nextFrame } from "lib/helpers"
+import { nextFrame, reloadFrame } from "lib/helpers"
 
 export default class extends Controller {
-  static targets = ["room"]
   static classes = ["unread"]
+  static targets = ["room"]
 
   initialize() {
-    this.markCurrent = this.markCurrent.bind(this)
+    this.followNavigation = () => this.#showOpenRoom()
   }
 
   connect() {
-    // The frame outlives page loads (it is permanent): follow navigation to mark the open room.
-    document.addEventListener("turbo:load", this.markCurrent)
-    if (this.subscription) return
-    this.subscription = subscribeTo({ channel: "UnreadRoomsChannel" }, {
-      connected: () => this.element.reload?.(),
-      received: ({ roomId }) => this.#unread(roomId)
+    // The frame is permanent and outlives page loads: follow navigation for aria-current.
+    document.addEventListener("turbo:load", this.followNavigation)
+    this.subscription ??= subscribeTo({ channel: "UnreadRoomsChannel" }, {
+      connected: () => reloadFrame(this.element),
+      received: data => this.#messageIn(data.roomId)
     })
   }
 
-  // The frame is Turbo-permanent: a navigation detaches and re-attaches it. Keep the
-  // subscription unless it is really gone.
+  // Turbo detaches and re-attaches a permanent element on every navigation; the subscription
+  // goes only with an element that is still detached a frame later.
   async disconnect() {
-    document.removeEventListener("turbo:load", this.markCurrent)
+    document.removeEventListener("turbo:load", this.followNavigation)
     await nextFrame()
-    if (!this.element.isConnected) {
-      this.subscription?.unsubscribe()
-      this.subscription = null
-    }
+    if (this.element.isConnected) return
+    this.subscription?.unsubscribe()
+    this.subscription = undefined
   }
 
-  read({ detail: { roomId } }) {
-    const link = this.#link(roomId)
-    if (link) {
-      link.classList.remove(this.unreadClass)
-      this.dispatch("read", { detail: { targetId: roomId } })
-    }
+  // presence:present and read-rooms:read carry the room in detail.roomId.
+  read(event) {
+    this.#markRead(event.detail.roomId)
   }
 
+  // turbo:frame-load: whatever the server says, the room on screen has been seen.
   loaded() {
-    const room = Current.room
-    if (room) this.read({ detail: { roomId: room.id } })
-    this.markCurrent()
+    const open = Current.room
+    if (open !== undefined) this.#markRead(open.id)
+    this.#showOpenRoom()
   }
 
-  markCurrent() {
-    const room = Current.room
-    for (const link of this.roomTargets) link.toggleAttribute("aria-current", link.dataset.roomId == room?.id)
+  #markRead(roomId) {
+    const link = this.#linkTo(roomId)
+    if (link === undefined) return
+    link.classList.remove(this.unreadClass)
+    this.dispatch("read", { detail: { targetId: roomId } })
   }
 
-  #unread(roomId) {
-    const link = this.#link(roomId)
-    if (!link) return
-    if (roomId !== Current.room?.id) link.classList.add(this.unreadClass)
+  #messageIn(roomId) {
+    const link = this.#linkTo(roomId)
+    if (link === undefined) return
+    const onScreen = String(Current.room?.id) === String(roomId)
+    if (!onScreen) link.classList.add(this.unreadClass)
     this.dispatch("unread", { detail: { targetId: link.id } })
   }
 
-  #link(roomId) {
-    return this.roomTargets.find(link => link.dataset.roomId == roomId)
+  #showOpenRoom() {
+    const open = String(Current.room?.id)
+    for (const link of this.roomTargets) link.toggleAttribute("aria-current", link.dataset.roomId === open)
+  }
+
+  #linkTo(roomId) {
+    return this.roomTargets.find(link => link.dataset.roomId === String(roomId))
   }
 }

@@ -2,7 +2,7 @@
 // (spec/08 §7): drop permanence before a form inside replaces the sidebar, reload, or load the
 // URL given as the action's url param.
 import { Controller } from "@hotwired/stimulus"
-import { nextTick } from "lib/helpers"
+import { nextTick, reloadFrame } from "lib/helpers"
 
 export default class extends Controller {
   unpermanize() {
@@ -10,7 +10,7 @@ export default class extends Controller {
   }
 
   reload() {
-    this.element.reload?.()
+    reloadFrame(this.element)
   }
 
   async load({ params: { url } }) {

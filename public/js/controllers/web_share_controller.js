@@ -1,24 +1,39 @@
-// web_share_controller.js (share buttons): the Web Share API; hidden where the browser can't
-// share. A file is fetched and shared as a file.
+// web_share_controller.js (share buttons, spec/08 §3.16): hands a link or a file to the system's
+// share sheet. Where the browser has no Web Share API the button stays hidden. A file is fetched
+// first and shared under the name its URL ends with.
 import { Controller } from "@hotwired/stimulus"
 
 export default class extends Controller {
-  static values = { files: String, url: String, text: String, title: String }
+  static values = { url: String, title: String, text: String, files: String }
 
   connect() {
-    this.element.hidden = !navigator.canShare
+    this.element.hidden = typeof navigator.share !== "function"
   }
 
   async share() {
-    const data = {}
-    if (this.titleValue) data.title = this.titleValue
-    if (this.textValue) data.text = this.textValue
-    if (this.urlValue) data.url = this.urlValue
-    if (this.filesValue) {
-      const blob = await (await fetch(this.filesValue)).blob()
-      const extension = (blob.type.split("/")[1] || "bin").split(/[+;]/)[0]
-      data.files = [new File([blob], `Campfire_${Math.random().toString(36).slice(2, 8)}.${extension}`, { type: blob.type })]
+    const payload = await shareable(this)
+    if (navigator.canShare && !navigator.canShare(payload)) return
+    try {
+      await navigator.share(payload)
+    } catch (error) {
+      // Closing the share sheet rejects with AbortError; that is the person's choice, not a fault.
+      if (error.name !== "AbortError") console.warn("share failed:", error)
     }
-    if (navigator.canShare?.(data)) navigator.share(data).catch(() => {})
   }
+}
+
+// What navigator.share takes: the non-empty text fields and, for a file button, the file itself.
+async function shareable(controller) {
+  const fields = { title: controller.titleValue, text: controller.textValue, url: controller.urlValue }
+  const payload = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== ""))
+  if (controller.filesValue !== "") payload.files = [await download(controller.filesValue)]
+  return payload
+}
+
+async function download(address) {
+  const response = await fetch(address)
+  const blob = await response.blob()
+  const path = new URL(response.url || address, location.href).pathname
+  const name = decodeURIComponent(path.slice(path.lastIndexOf("/") + 1)) || "campfire-file"
+  return new File([blob], name, { type: blob.type })
 }

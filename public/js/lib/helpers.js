@@ -60,3 +60,15 @@ export function csrfToken() {
   const cookie = param && document.cookie.split("; ").find(c => c.startsWith(param + "="))
   return cookie ? decodeURIComponent(cookie.split("=")[1]) : document.querySelector("meta[name=csrf-token]")?.content
 }
+
+// Reloads a <turbo-frame> once the load it may have in flight is over. Reloading in the middle
+// of a load cancels that fetch, and Turbo leaves the cancelled load's promise rejected with
+// nobody listening ("signal is aborted without reason", seen when a room was opened right after
+// creating one). A load that fails was the frame's own business; the reload follows anyway.
+export async function reloadFrame(frame) {
+  if (typeof frame.reload !== "function") return
+  await frame.loaded?.catch(() => {})
+  await frame.reload().catch(error => {
+    if (error?.name !== "AbortError") throw error // a visit that replaces the page may cancel it
+  })
+}

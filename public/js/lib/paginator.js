@@ -12,11 +12,9 @@ export class Paginator {
   // container: the messages list; url: absolute paging URL; delegate: { upToDateChanged(bool),
   // formatted(element) } called as messages are inserted.
   constructor(container, url, delegate) {
-    this.container = container
-    this.url = url
-    this.delegate = delegate
-    this.upToDate = true
-    this.firstWasHidden = false
+    Object.assign(this, { container, url, delegate })
+    this.upToDate = true // the newest message is in the list
+    this.firstWasHidden = false // the first child has been out of view since the last prepend
     this.loading = false
   }
 

@@ -3,6 +3,7 @@
 //! saving the account. Accounts::UsersController's rows are rendered here too
 //! (`account_users.rs` pages through them).
 
+use crate::app::translations::{self, Phrase};
 use super::rooms;
 use super::sessions::logo_url;
 use crate::app::layout::{self, Page};
@@ -192,6 +193,9 @@ impl views::accounts::identity_admin::View for Settings {
         if self.account.restrict_room_creation {
             o.static_bytes(b"checked");
         }
+    }
+    fn translate_name(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::AccountName, o);
     }
 }
 

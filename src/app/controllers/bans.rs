@@ -6,34 +6,36 @@ use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db;
 use crate::http::Response;
 
-/// `POST /users/:user_id/ban`: 422 (nothing changed) when one of the user's sessions came
-/// from a private or loopback address, as Rails' validation refuses those.
+/// `POST /users/:user_id/ban`: the user is banned with every public address they signed in
+/// from. Addresses on a private network (or unreadable) are left unbanned, as Rails' validation
+/// requires, and the next page says which (Rails answers 422 and bans no one, issue 17 §3.6).
 pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let user_id = banned_user(cx, rq)?;
+    let open: Vec<String> =
+        db::bans::session_addresses(&cx.db, user_id)?.into_iter().filter(|ip| db::bans::check_address(ip).is_err()).collect();
+    if !open.is_empty() {
+        let notice = format!("Banned. Sign-ins from {} stay possible: a private or internal address cannot be banned.", open.join(", "));
+        rq.flash_notice(cx, &notice);
+    }
     let now = db::time::now_us();
     cx.write(
         rq,
         move |c| {
-            if let Err(refused) = db::bans::ban(c, user_id, now)? {
-                return Ok(Err(refused));
-            }
+            db::bans::ban(c, user_id, now)?;
             // Rails removes the banned user's messages in a background job; here they go in
             // the same transaction, their attachment files after it commits.
             let mut files = Vec::new();
             for id in db::bans::message_ids(c, user_id)? {
                 files.extend(db::messages::destroy(c, id, now)?.unwrap_or_default());
             }
-            Ok(Ok(files))
+            Ok(files)
         },
-        move |cx, res, banned| match banned? {
-            Ok(files) => {
-                crate::app::storage::delete(&cx.config.storage_path, &files);
-                // After the commit: the banned user's sockets close and do not come back.
-                crate::app::cable::disconnect_user(user_id);
-                respond::redirect(res, &format!("/users/{user_id}"));
-                Ok(())
-            }
-            Err(refused) => Err(AppError::Unprocessable(refused.message())),
+        move |cx, res, files| {
+            crate::app::storage::delete(&cx.config.storage_path, &files?);
+            // After the commit: the banned user's sockets close and do not come back.
+            crate::app::cable::disconnect_user(user_id);
+            respond::redirect(res, &format!("/users/{user_id}"));
+            Ok(())
         },
     )
 }

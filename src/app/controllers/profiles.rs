@@ -6,6 +6,7 @@
 //! file), then on the writer (the user row, the avatar's blob and attachment rows), then back
 //! on the loop. A file written for a save that then fails is deleted again.
 
+use crate::app::translations::{self, Phrase};
 use super::rooms::{self, room_key};
 use super::rooms_involvements::{label, next};
 use super::users_show::Transfer;
@@ -179,6 +180,15 @@ impl views::users::profile::View for Profile {
     }
     fn transfer(&self, o: &mut Out<'_>) {
         views::users::transfer::render(&self.transfer, o);
+    }
+    fn translate_name(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::YourName, o);
+    }
+    fn translate_password(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::ChangePassword, o);
+    }
+    fn translate_bio(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::Bio, o);
     }
 }
 

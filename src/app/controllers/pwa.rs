@@ -9,6 +9,36 @@ use crate::crypto::json::write_string;
 use crate::db;
 use crate::http::Response;
 
+/// One of the manifest's screenshots: a PNG under public/screenshots/, taken of campfire-room
+/// itself by e2e/screenshots.test.mjs (its pixel size must match `sizes`).
+struct Screenshot {
+    file: &'static str,
+    sizes: &'static str,
+    form_factor: &'static str,
+    label: &'static str,
+}
+
+const SCREENSHOTS: [Screenshot; 3] = [
+    Screenshot {
+        file: "screenshots/phone-room.png",
+        sizes: "390x844",
+        form_factor: "narrow",
+        label: "A conversation in a room: your own messages on the right, everyone else's on the left.",
+    },
+    Screenshot {
+        file: "screenshots/phone-dark.png",
+        sizes: "390x844",
+        form_factor: "narrow",
+        label: "The same room in dark mode.",
+    },
+    Screenshot {
+        file: "screenshots/desktop-room.png",
+        sizes: "1280x800",
+        form_factor: "wide",
+        label: "Rooms and pings in the sidebar, the conversation beside them.",
+    },
+];
+
 /// `GET /webmanifest.json`: the manifest of spec/09 §1 (name = the account's, or `Campfire`
 /// before first run). Any other format (`/webmanifest`) is 406, as in Rails.
 pub fn manifest(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
@@ -44,7 +74,23 @@ pub fn manifest(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Resul
         "\"url\":\"/users/me/profile\",\"icons\":[{\"src\":"
     ).as_bytes());
     write_string(icon("icons/users.svg").as_bytes(), o);
-    o.extend_from_slice(b",\"sizes\":\"any\"}]}]}");
+    o.extend_from_slice(b",\"sizes\":\"any\"}]}],\"screenshots\":[");
+    // Chromium offers its richer install dialog only with screenshots (issue 17 §3.11).
+    for (i, shot) in SCREENSHOTS.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"src\":");
+        write_string(icon(shot.file).as_bytes(), o);
+        o.extend_from_slice(b",\"type\":\"image/png\",\"sizes\":");
+        write_string(shot.sizes.as_bytes(), o);
+        o.extend_from_slice(b",\"form_factor\":");
+        write_string(shot.form_factor.as_bytes(), o);
+        o.extend_from_slice(b",\"label\":");
+        write_string(shot.label.as_bytes(), o);
+        o.push(b'}');
+    }
+    o.extend_from_slice(b"]}");
     res.header("Content-Type", b"application/json; charset=utf-8");
     Ok(Flow::Done)
 }

@@ -2,6 +2,7 @@
 //! (spec/07 §9.1–§9.2): name field, the "Everyone" switch between the two variants, the
 //! people list, and the delete panel.
 
+use crate::app::translations::{self, Phrase};
 use super::rooms::{self, Scope};
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
@@ -194,6 +195,9 @@ impl views::rooms::form::View for FormPage<'_> {
 impl views::rooms::name_input::View for FormPage<'_> {
     fn name(&self, o: &mut Out<'_>) {
         o.attr(self.name());
+    }
+    fn translate_name(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::RoomName, o);
     }
 }
 

@@ -62,15 +62,19 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     )
 }
 
-/// Prepends the ping's link into each member's `direct_rooms`, as that member sees it.
+/// Prepends the ping's link into each member's `direct_rooms`, as that member sees it, and
+/// removes that member's placeholders for the others (they now share a ping with them).
 fn broadcast_direct(cx: &Ctx, room_id: i64) -> Result<(), AppError> {
     let Some(room) = db::rooms::find(&cx.db, room_id)? else { return Ok(()) };
     let members = db::rooms::members(&cx.db, room_id)?;
     for m in &members {
         let others: Vec<Member> = members.iter().filter(|o| o.id != m.id).cloned().collect();
+        let other_ids: Vec<i64> = others.iter().map(|o| o.id).collect();
         let shown = if others.is_empty() { vec![m.clone()] } else { others };
         let link = DirectLink { room_id, updated_at: room.updated_at, unread: false, shown };
-        rooms::broadcast_html(&rooms::user_rooms_stream(m.id), &sidebars::direct_stream(&cx.keys, &link));
+        let mut html = sidebars::direct_stream(&cx.keys, &link);
+        html.extend_from_slice(&sidebars::remove_placeholders_stream(&other_ids));
+        rooms::broadcast_html(&rooms::user_rooms_stream(m.id), &html);
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! session row to the writer from the worker thread, and the response is finished back on the
 //! loop once that row is committed.
 
+use crate::app::translations::{self, Phrase};
 use crate::app::layout::{self, Chrome, Page};
 use crate::app::{cookies, respond, AppError, Ctx, Flow, Req, Ticket};
 use crate::crypto::cookies::Session;
@@ -259,6 +260,12 @@ impl views::sessions::new::View for SignIn {
         if let Some((name, email)) = &self.contact {
             views::users::help_contact::render(&HelpContact { name, email: email.as_deref(), version: &self.version }, o);
         }
+    }
+    fn translate_email(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::EmailAddress, o);
+    }
+    fn translate_password(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::Password, o);
     }
 }
 

@@ -267,6 +267,17 @@ pub fn remove_stream(kind: Kind, id: i64) -> Vec<u8> {
     html
 }
 
+/// The Turbo Streams removing the "Start a ping with …" placeholders of `user_ids`: once a ping
+/// with them exists, its link takes their place (S6 sends these after the prepend).
+pub fn remove_placeholders_stream(user_ids: &[i64]) -> Vec<u8> {
+    let mut html = Vec::with_capacity(80 * user_ids.len());
+    for id in user_ids {
+        let target = format!("ping_placeholder_{id}");
+        views::streams::remove::render(&rooms::Target(&target), &mut Out::new(&mut html));
+    }
+    html
+}
+
 /// The Turbo Stream prepending a direct room link into `direct_rooms` (S6).
 pub fn direct_stream(keys: &Keys, link: &DirectLink) -> Vec<u8> {
     let mut content = Vec::with_capacity(512);
@@ -305,6 +316,10 @@ mod tests {
         assert!(s.contains("data-sorted-list-number=\"1700000000123\""));
         assert!(s.contains("<div class=\"avatar__group\">"));
         assert!(s.contains("JF+K</span>"), "{s}");
+        assert_eq!(
+            text(remove_placeholders_stream(&[4, 5])),
+            "<turbo-stream action=\"remove\" target=\"ping_placeholder_4\"></turbo-stream><turbo-stream action=\"remove\" target=\"ping_placeholder_5\"></turbo-stream>"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the account's current join code create a member account, which joins every open room and
 //! is signed in. Also the "name tag" sign-up card shared with first run.
 
+use crate::app::translations::{self, Phrase};
 use crate::app::layout::{self, Page};
 use crate::app::form_file::{self, FormFile};
 use crate::app::{cookies, respond, storage, AppError, Ctx, Flow, Req};
@@ -9,7 +10,7 @@ use crate::db::{self, Conn, Job};
 use crate::http::Response;
 use crate::views::{self, Out};
 
-/// `GET /join/:join_code`: the sign-up card (404 with an empty body for a wrong code).
+/// `GET /join/:join_code`: the sign-up card (the 404 page for a wrong or replaced code).
 pub fn new(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     rq.html_only()?;
     let account = joinable_account(cx, rq)?;
@@ -117,13 +118,15 @@ pub(crate) fn sign_up(
     Ok(Flow::Parked)
 }
 
-/// The account, when the path's join code is its current one (exact match); else 404.
+/// The account, when the path's join code is its current one (exact match); else 404 with the
+/// error page, as every other missing page answers (Rails' empty `head :not_found` leaves
+/// someone holding an old link with the browser's own error screen).
 fn joinable_account(cx: &Ctx, rq: &Req<'_, '_>) -> Result<db::accounts::Account, AppError> {
     let mut code = Vec::with_capacity(16);
     crate::http::url::percent_decode_into(rq.route.params.join_code, false, &mut code);
     match db::accounts::get(&cx.db)? {
         Some(account) if account.join_code.as_bytes() == code.as_slice() => Ok(account),
-        _ => Err(AppError::Head(404)),
+        _ => Err(AppError::NotFound),
     }
 }
 
@@ -190,6 +193,15 @@ impl views::users::nametag_form::View for Nametag<'_> {
     fn email_address(&self, _o: &mut Out<'_>) {}
     fn submit_label(&self, o: &mut Out<'_>) {
         o.text(self.submit_label);
+    }
+    fn translate_name(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::YourName, o);
+    }
+    fn translate_email(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::EmailAddress, o);
+    }
+    fn translate_password(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::Password, o);
     }
 }
 
