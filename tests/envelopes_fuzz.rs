@@ -1,6 +1,6 @@
 //! Randomised testing of the Rails message verifier and encryptor and their metadata
 //! envelopes (`crypto::verifier`, `crypto::encryptor`), with oracles:
-//! - for random keys, digests, base64 alphabets and payloads, `sign` then `verify` gives the
+//! - for random keys, digests, base64 forms and payloads, `sign` then `verify` gives the
 //!   payload back, and every truncation, byte flip or splice of the signed message is refused;
 //! - `encrypt` then `decrypt` gives the plaintext back under the same key only, and every
 //!   change to the message is refused without touching the caller's buffer;
@@ -41,13 +41,15 @@ fn verifier_round_trips_and_refuses_every_change() {
         let key = r.bytes(key_len);
         let digest = *r.pick(&[Digest::Sha1, Digest::Sha256]);
         let alphabet = *r.pick(&[Alphabet::Standard, Alphabet::UrlSafe]);
-        let pad = r.one_in(2);
+        // The forms Rails writes: strict (padded) base64, or URL-safe with or without padding.
+        let pad = alphabet == Alphabet::Standard || r.one_in(2);
         let v = Verifier::new(&key, digest, alphabet, pad);
         let payload = r.some_bytes(200);
         let mut signed = Vec::new();
         v.sign(&payload, &mut signed);
         let mut out = Vec::new();
-        assert!(payload.is_empty() || v.verify(&signed, &mut out).is_ok());
+        let ok = v.verify(&signed, &mut out);
+        assert!(payload.is_empty() || ok.is_ok(), "{digest:?} {alphabet:?} pad {pad} key {} payload {payload:?} signed {:?} -> {ok:?}", key.len(), String::from_utf8_lossy(&signed));
         assert_eq!(out, payload);
         let other = Verifier::new(&[&key[..], b"x"].concat(), digest, alphabet, pad);
         assert!(other.verify(&signed, &mut Vec::new()).is_err(), "another key");
