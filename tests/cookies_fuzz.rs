@@ -28,7 +28,7 @@ fn value(r: &mut Rng) -> Vec<u8> {
 #[test]
 fn header_get_agrees_with_iter_and_reads_known_pairs() {
     let mut r = Rng::new(0xC00C_1E5);
-    let mut budget = Budget::new("cookie header", 100_000);
+    let mut budget = Budget::new("cookie header", 100_000).share(40);
     let mut prev = Vec::new();
     while budget.more() {
         // Known pairs, distinct names.
@@ -111,7 +111,7 @@ fn signed_and_encrypted_cookies_round_trip_and_refuse_every_change() {
     let now = campfire::crypto::time::now_ms();
     let mut s = Scratch::default();
     let mut r = Rng::new(0x5E55_10_4E);
-    let mut budget = Budget::new("cookie values", 400);
+    let mut budget = Budget::new("cookie values", 400).share(40);
     while budget.more() {
         let token: Vec<u8> = (0..1 + r.below(cookies::MAX_TOKEN)).map(|_| *r.pick(b"ABCDEFabcdef0123456789")).collect();
         let mut line = Vec::new();
@@ -168,7 +168,7 @@ fn signed_and_encrypted_cookies_round_trip_and_refuse_every_change() {
 #[test]
 fn last_room_takes_exactly_decimal_ids() {
     let mut r = Rng::new(0x1A57_700);
-    let mut budget = Budget::new("last_room", 100_000);
+    let mut budget = Budget::new("last_room", 100_000).share(20);
     while budget.more() {
         let id = (r.next() >> r.below(64)) as i64 & i64::MAX;
         assert_eq!(cookies::read_last_room(id.to_string().as_bytes()), Some(id));

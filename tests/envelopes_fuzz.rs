@@ -34,7 +34,7 @@ fn data_json(r: &mut Rng) -> Vec<u8> {
 #[test]
 fn verifier_round_trips_and_refuses_every_change() {
     let mut r = Rng::new(0x7E21_F1E2);
-    let mut budget = Budget::new("message verifier", 20_000);
+    let mut budget = Budget::new("message verifier", 20_000).share(35);
     let mut prev = Vec::new();
     while budget.more() {
         let key_len = 1 + r.below(80);
@@ -73,7 +73,7 @@ fn verifier_round_trips_and_refuses_every_change() {
 #[test]
 fn encryptor_round_trips_and_refuses_every_change() {
     let mut r = Rng::new(0xE4C2_F97);
-    let mut budget = Budget::new("message encryptor", 20_000);
+    let mut budget = Budget::new("message encryptor", 20_000).share(35);
     let mut prev = Vec::new();
     while budget.more() {
         let mut key = [0u8; 32];
@@ -114,7 +114,7 @@ fn encryptor_round_trips_and_refuses_every_change() {
 #[test]
 fn envelopes_open_for_their_purpose_and_time_only() {
     let mut r = Rng::new(0xE4E1_0BE);
-    let mut budget = Budget::new("envelopes", 50_000);
+    let mut budget = Budget::new("envelopes", 50_000).share(30);
     let mut prev = Vec::new();
     let now = 1_767_225_600_000i64; // 2026-01-01
     while budget.more() {

@@ -142,7 +142,7 @@ fn a_million_inputs_no_panic_and_invariants_hold() {
     let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut parsed = 0;
     let mut prev = valid(&mut r);
-    let mut budget = Budget::new("http parser", 1_000_000);
+    let mut budget = Budget::new("http parser", 1_000_000).share(50);
     while budget.more() {
         let i = budget.done() - 1;
         let mut v = valid(&mut r);
@@ -177,7 +177,7 @@ fn agrees_with_httparse_on_valid_requests() {
     let limits = Limits::DEFAULT;
     let mut r = Rng::new(0x1234_5678_9ABC_DEF1);
     let mut compared = 0;
-    let mut budget = Budget::new("http parser vs httparse", 200_000);
+    let mut budget = Budget::new("http parser vs httparse", 200_000).share(50);
     while budget.more() {
         let i = budget.done() - 1;
         let mut v = valid(&mut r);

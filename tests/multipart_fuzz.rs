@@ -138,7 +138,7 @@ fn check_accepted(p: &Params, body: &[u8], boundary: &[u8], names: &[&str]) {
 #[test]
 fn generated_bodies_read_back_truncations_are_refused_mutations_hold() {
     let mut r = Rng::new(0x5EED_0F_F0A4_D47A);
-    let mut budget = Budget::new("multipart", 300);
+    let mut budget = Budget::new("multipart", 300).share(90);
     let mut prev = Vec::new();
     let mut accepted_mutants = 0u64;
     while budget.more() {
@@ -199,7 +199,7 @@ fn generated_bodies_read_back_truncations_are_refused_mutations_hold() {
 #[test]
 fn boundaries_are_found_in_content_types_spelt_every_way() {
     let mut r = Rng::new(0xB0_0DA2_1E5);
-    let mut budget = Budget::new("multipart boundary", 20_000);
+    let mut budget = Budget::new("multipart boundary", 20_000).share(10);
     while budget.more() {
         let b = boundary(&mut r);
         let quoted = b.contains(&b' ') || r.one_in(2);

@@ -269,7 +269,7 @@ fn same_end(got: &Step, want: &Step) -> bool {
 #[test]
 fn generated_streams_read_back_and_faults_close_with_the_right_code() {
     let mut r = Rng::new(0x3B5_0C4E7_F2A6E);
-    let mut budget = Budget::new("websocket reader", 20_000);
+    let mut budget = Budget::new("websocket reader", 20_000).share(80);
     let mut prev = Vec::new();
     while budget.more() {
         let deflate = r.one_in(2);
@@ -300,7 +300,7 @@ fn generated_streams_read_back_and_faults_close_with_the_right_code() {
 #[test]
 fn compressed_fragments_inflate_across_any_cut() {
     let mut r = Rng::new(0xDEF1_A7E);
-    let mut budget = Budget::new("websocket inflate", 3_000);
+    let mut budget = Budget::new("websocket inflate", 3_000).share(20);
     while budget.more() {
         let n = r.below(400);
         let data = text(&mut r, n);

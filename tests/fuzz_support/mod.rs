@@ -2,11 +2,11 @@
 //! one deterministic generator, so a failure reproduces exactly, and the budget of a run.
 //!
 //! A fuzz loop asks its `Budget` whether to go on. By default it runs the loop's fixed count of
-//! inputs (seconds in all: what `make test` runs). `CAMPFIRE_FUZZ_SECS=N` runs every budgeted
-//! loop for N seconds instead (`make fuzz`), and then `CAMPFIRE_FUZZ_SEED` (any integer) moves
-//! every generator to another sequence, so that runs after the first explore new inputs. Each
-//! budgeted loop prints one line with its name, the inputs it ran and the seed; a failure
-//! reproduces with the same seed (and the same or a longer duration).
+//! inputs (seconds in all: what `make test` runs). `CAMPFIRE_FUZZ_SECS=N` gives each test file
+//! (one target: one parser) N seconds instead, shared among its loops by `share` (`make fuzz`),
+//! and `CAMPFIRE_FUZZ_SEED` (any integer) moves every generator to another sequence, so that
+//! runs after the first explore new inputs. Each loop prints one line with its name, the inputs
+//! it ran and the seed; a failure reproduces with the same seed (and the same or a longer run).
 
 #![allow(dead_code)] // each test file uses a different part of this helper
 
@@ -72,6 +72,15 @@ impl Budget {
         let secs = std::env::var("CAMPFIRE_FUZZ_SECS").ok().and_then(|s| s.trim().parse::<u64>().ok());
         let started = Instant::now();
         Budget { name, inputs, until: secs.map(|s| started + Duration::from_secs(s)), done: 0, started }
+    }
+
+    /// In a timed run, this loop gets `percent` of its file's seconds (the file's loops share
+    /// them); a counted run is unchanged.
+    pub fn share(mut self, percent: u64) -> Budget {
+        if let Some(t) = self.until {
+            self.until = Some(self.started + (t - self.started) * percent as u32 / 100);
+        }
+        self
     }
 
     /// Whether to run one more input (counting it).
