@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e bench bench-quick bench-cgroup clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup clean
 all: campfire-room
 
 campfire-room: build
@@ -34,6 +34,20 @@ test: campfire-room
 e2e: campfire-room
 	cd e2e && { [ -d node_modules/playwright-core ] && [ -d node_modules/ws ] && [ -d node_modules/@rails/actioncable ] || npm ci --no-audit --no-fund; } \
 		&& CAMPFIRE_BIN=$(CURDIR)/campfire-room node --test
+
+# Long runs of the fuzz tests (tests/*_fuzz.rs; `make test` runs each for seconds): FUZZ_SECS
+# seconds per target (one test file, one parser), one target at a time, built by the `fuzz`
+# profile (optimised, overflow checks and debug assertions kept). FUZZ_SEED moves every
+# generator to other inputs; each loop prints how many inputs it ran.
+FUZZ_SECS ?= 600
+FUZZ_SEED ?= 0
+FUZZ_TARGETS ?= multipart_fuzz websocket_fuzz cable_fuzz cookies_fuzz envelopes_fuzz http_parser_fuzz richtext_fuzz
+fuzz:
+	cargo test --locked --profile fuzz --no-run $(addprefix --test ,$(FUZZ_TARGETS))
+	for t in $(FUZZ_TARGETS); do \
+		CAMPFIRE_FUZZ_SECS=$(FUZZ_SECS) CAMPFIRE_FUZZ_SEED=$(FUZZ_SEED) \
+			cargo test --locked --profile fuzz --test $$t -- --test-threads=1 --nocapture || exit 1; \
+	done
 
 # The benchmark kit (docs/bench.md): seeds a fresh copy, runs the server pinned to one core.
 bench: campfire-room

@@ -180,6 +180,34 @@ fn index_of_an_empty_room() {
     assert_eq!(r.header("link"), None);
 }
 
+/// Bodies that show nothing once sanitized: refused with the JSON 422 whatever the Accept.
+const SHOW_NOTHING: &[&str] = &["", "  \n\t ", "<p><br></p>", "<div>&nbsp;</div>", "<script>alert(1)</script>", "<img src=x>"];
+
+#[test]
+fn blank_after_sanitizing_is_refused_with_json_on_create_and_update() {
+    let s = start();
+    let before = count(&s, WATERCOOLER);
+    let soup = "<a href=\"".repeat(50_000);
+    for body in SHOW_NOTHING.iter().copied().chain([soup.as_str()]) {
+        let r = s.srv.send(&raw("POST", &messages_path(WATERCOOLER), body));
+        assert_eq!(r.status, 422, "{:.40?}", body);
+        assert!(r.header("Content-Type").unwrap().starts_with("application/json"));
+        assert_eq!(r.body, r#"{"status":422,"error":"Unprocessable Content"}"#);
+    }
+    assert_eq!(count(&s, WATERCOOLER), before, "nothing stored");
+
+    assert_eq!(s.srv.send(&raw("POST", &messages_path(WATERCOOLER), "Deploying")).status, 201);
+    let id = s.query_int("SELECT max(id) FROM messages");
+    let path = format!("{}/{id}", messages_path(WATERCOOLER));
+    for body in SHOW_NOTHING.iter().copied().chain([soup.as_str()]) {
+        let r = s.srv.send(&raw("PATCH", &path, body));
+        assert_eq!((r.status, r.body.as_str()), (422, r#"{"status":422,"error":"Unprocessable Content"}"#), "{:.40?}", body);
+    }
+    assert_eq!(last_plain_text(&s, WATERCOOLER), "Deploying", "the message stays as it was");
+    let stored = s.query_text(&format!("SELECT body FROM action_text_rich_texts WHERE record_type = 'Message' AND record_id = {id}"));
+    assert_eq!(stored, "Deploying");
+}
+
 #[test]
 fn update_and_destroy_own_messages() {
     let s = start();

@@ -5,20 +5,8 @@
 use campfire::crypto::{base64, bcrypt, cookies, csrf, json, sgid, signed_id, turbo};
 use campfire::crypto::{time, Keys, Scratch};
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+mod fuzz_support;
+use fuzz_support::Rng;
 
 /// Valid values of every kind we read, issued with `keys` at `now`.
 fn valid_values(keys: &Keys, now: i64) -> Vec<Vec<u8>> {
@@ -82,7 +70,7 @@ fn random_bytes_are_refused_without_panics() {
     let keys = Keys::derive(b"hostile");
     let now = time::now_ms();
     let mut s = Scratch::default();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     for i in 0..3000 {
         let len = (rng.next() % 400) as usize;
         let mut input = rng.bytes(len);

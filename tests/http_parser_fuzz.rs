@@ -2,28 +2,15 @@
 //! never panic and must keep the invariants (every slice inside the input, framing consistent
 //! with the headers, chunked bodies within limits, prefixes of a valid head incomplete); valid
 //! requests must parse the same as httparse (method, target, headers, head length).
-//! Deterministic: a fixed-seed xorshift generator, so a failure reproduces exactly.
+//! Deterministic: the fixed-seed generator of tests/fuzz_support, so a failure reproduces
+//! exactly; `make fuzz` runs both loops for minutes.
 
 use campfire::http::chunked;
 use campfire::http::limits::HEADER_SLOTS;
 use campfire::http::{parse_head, Framing, Header, Limits, ParseError};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
+mod fuzz_support;
+use fuzz_support::{Budget, Rng};
 
 const METHODS: &[&str] = &["GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND", "M-SEARCH"];
 const PATHS: &[&str] = &["/", "/up", "/rooms/12/messages", "/a%20b?q=1&r=%2F", "/search?q=caf%C3%A9", "/x?", "/assets/app-1a2b3c4d.css", "http://h.example/p?q", "*"];
@@ -152,11 +139,12 @@ fn check(input: &[u8], limits: &Limits) -> Option<usize> {
 #[test]
 fn a_million_inputs_no_panic_and_invariants_hold() {
     let limits = Limits { max_url: 64, max_header_bytes: 512, max_headers: 12, max_body: 100, max_upload: 200 };
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut parsed = 0;
     let mut prev = valid(&mut r);
-    let n = 1_000_000;
-    for i in 0..n {
+    let mut budget = Budget::new("http parser", 1_000_000).share(50);
+    while budget.more() {
+        let i = budget.done() - 1;
         let mut v = valid(&mut r);
         if i % 4 != 0 {
             mutate(&mut r, &mut v, &prev);
@@ -181,15 +169,17 @@ fn a_million_inputs_no_panic_and_invariants_hold() {
         prev = v;
     }
     // The generator must exercise the accepting paths too, not only errors.
-    assert!(parsed > n / 5, "only {parsed} inputs parsed");
+    assert!(parsed > budget.done() / 5, "only {parsed} inputs parsed");
 }
 
 #[test]
 fn agrees_with_httparse_on_valid_requests() {
     let limits = Limits::DEFAULT;
-    let mut r = Rng(0x1234_5678_9ABC_DEF1);
+    let mut r = Rng::new(0x1234_5678_9ABC_DEF1);
     let mut compared = 0;
-    for i in 0..200_000 {
+    let mut budget = Budget::new("http parser vs httparse", 200_000).share(50);
+    while budget.more() {
+        let i = budget.done() - 1;
         let mut v = valid(&mut r);
         if i % 2 == 1 {
             let other = valid(&mut r);
@@ -221,7 +211,7 @@ fn agrees_with_httparse_on_valid_requests() {
             compared += 1;
         }
     }
-    assert!(compared >= 100_000);
+    assert!(compared >= budget.done() / 2);
 }
 
 fn method_token(v: &[u8]) -> &[u8] {

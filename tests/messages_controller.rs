@@ -112,6 +112,44 @@ fn create_edge_cases() {
     assert!(!xss.body.contains("<script") && !xss.body.contains("onerror"), "{}", xss.body);
 }
 
+/// Bodies that show nothing once sanitized (and a tag soup that never closes its attribute).
+fn show_nothing() -> Vec<String> {
+    ["", "  \n\t ", "<p><br></p>", "<div>&nbsp; </div>", "<p></p><p> </p>", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["<a href=\"".repeat(50_000)])
+        .collect()
+}
+
+#[test]
+fn blank_after_sanitizing_is_refused_on_create_and_update() {
+    let s = start();
+    let before = s.query_int("SELECT count(*) FROM messages");
+    for body in show_nothing() {
+        let r = turbo(&format!("/rooms/{HQ}/messages"), &[("message[body]", &body), ("message[client_message_id]", "blank1")], &s, DAVID);
+        assert_eq!(r.status, 422, "{:.40?}", body);
+        assert!(r.header("Content-Type").unwrap().starts_with("text/html"), "the 422 page");
+        let json = s.srv.send(&Request::post_form(&format!("/rooms/{HQ}/messages"), &[("message[body]", &body)]).cookies(&s.jar(DAVID)).header("Accept", "application/json"));
+        assert_eq!((json.status, json.body.as_str()), (422, r#"{"status":422,"error":"Unprocessable Content"}"#));
+    }
+    // A message group without a body (and without a file) is blank too.
+    let r = turbo(&format!("/rooms/{HQ}/messages"), &[("message[client_message_id]", "blank2")], &s, DAVID);
+    assert_eq!(r.status, 422);
+    assert_eq!(s.query_int("SELECT count(*) FROM messages"), before, "nothing stored");
+    assert_eq!(s.query_int("SELECT count(*) FROM message_search_index"), before);
+
+    let path = format!("/rooms/{DESIGNERS}/messages/1");
+    let stored = "SELECT body FROM action_text_rich_texts WHERE record_type = 'Message' AND record_id = 1";
+    let was = s.query_text(stored);
+    for body in show_nothing() {
+        let r = s.post(JASON, &path, &[("_method", "patch"), ("message[body]", &body)]);
+        assert_eq!(r.status, 422, "{:.40?}", body);
+    }
+    assert_eq!(s.query_text(stored), was, "the message stays as it was");
+    // Text or an attachment left after sanitizing is not blank.
+    assert_eq!(s.post(JASON, &path, &[("_method", "patch"), ("message[body]", "<p><br></p><p>x</p>")]).status, 302);
+}
+
 #[test]
 fn update_by_creator_or_admin_only() {
     let s = start();

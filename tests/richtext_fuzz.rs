@@ -10,19 +10,8 @@ use campfire::richtext::tokenizer::{Token, Tokenizer};
 use campfire::richtext::{canonicalize_for_save, is_emoji_only, mentions, plain_text, play_sound, render_body, sanitize, to_trix_html};
 use richtext_common::*;
 
-/// xorshift64*: deterministic, so a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod fuzz_support;
+use fuzz_support::{Budget, Rng};
 
 const PIECES: &[&str] = &[
     "<", ">", "</", "/>", "=", "\"", "'", "`", "&", "&amp;", "&#x6A;", "&#106", "&Tab;", "&colon;",
@@ -86,8 +75,10 @@ fn token_problems(out: &str) -> Vec<String> {
 
 #[test]
 fn random_inputs_never_panic_and_never_leak() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for i in 0..120_000u32 {
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut budget = Budget::new("richtext", 120_000);
+    while budget.more() {
+        let i = budget.done() - 1;
         let input = generate(&mut rng);
         let rendered = render_body(&input, &users).into_string();
         let hostile_rendered = render_body(&input, &hostile).into_string();

@@ -17,22 +17,15 @@ const PIECES: &[&str] = &[
     "<img src=/i.png>", "<hr>", "<!-- c -->", "<script>s</script>", "&amp;", "<u>", "</u>",
 ];
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 16) as usize
-    }
-}
+mod fuzz_support;
+use fuzz_support::Rng;
 
 #[test]
 fn our_output_is_what_a_browser_builds_from_it() {
-    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let mut rng = Rng::new(0x0123_4567_89AB_CDEF);
     let mut failures = Vec::new();
     for _ in 0..40_000 {
-        let case: String = (0..12).map(|_| PIECES[rng.next() % PIECES.len()]).collect();
+        let case: String = (0..12).map(|_| *rng.pick(PIECES)).collect();
         for out in [sanitize(&case).into_string(), render_body(&case, &users).into_string()] {
             let browser = browser_reserialized(&out);
             if browser != normalise_ours(&out) && failures.len() < 10 {

@@ -1,11 +1,13 @@
 //! WebSocket (RFC 6455) on top of our HTTP/1.1: the upgrade handshake's checks and accept key,
-//! and frame parsing/writing for the server side.
+//! frame parsing/writing for the server side, and the `Reader` that turns a client's frames
+//! into messages.
 //!
 //! Only what a server needs: client frames must be masked (unmasked → close 1002), server
 //! frames are never masked. Control frames (close, ping, pong) may arrive between the fragments
 //! of a message and are at most 125 bytes. Messages larger than the caller's limit are refused
-//! with close 1009 before their payload is buffered. Text is not validated as UTF-8 here: the
-//! only consumer (Action Cable) parses it as JSON, which refuses what it cannot read.
+//! with close 1009 before their payload is buffered. Text messages and close reasons must be
+//! UTF-8 (close 1007, §8.1); a fragmented text message is checked fragment by fragment, so a
+//! bad byte closes the socket when it arrives, not when the message ends.
 //!
 //! permessage-deflate (RFC 7692) is accepted without context takeover in either direction, so
 //! a socket keeps no compression state between messages: a broadcast is compressed once and
@@ -14,6 +16,8 @@
 
 use super::Request;
 use miniz_oxide::deflate::core::{create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus};
+use miniz_oxide::inflate::stream::InflateState;
+use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
 use sha1::{Digest, Sha1};
 
 pub const OP_CONT: u8 = 0x0;
@@ -205,20 +209,6 @@ pub fn parse(buf: &mut [u8], max_payload: usize, deflate: bool) -> Result<Option
     Ok(Some(Frame { fin, opcode, compressed, payload: at..at + len, len: at + len }))
 }
 
-/// Inflates a compressed message (RFC 7692 §7.2.2: the sender removed the trailing
-/// `00 00 ff ff`, which is put back). More than `limit` bytes is 1009, bad data 1007.
-pub fn inflate(payload: &[u8], limit: usize) -> Result<Vec<u8>, Refused> {
-    let mut input = Vec::with_capacity(payload.len() + 6);
-    input.extend_from_slice(payload);
-    // The sync-flush marker, then an empty final block (`03 00`): the one-shot inflater wants
-    // a stream that ends, and a message does not end its stream (no context takeover aside).
-    input.extend_from_slice(&[0, 0, 0xff, 0xff, 0x03, 0x00]);
-    miniz_oxide::inflate::decompress_to_vec_with_limit(&input, limit).map_err(|e| match e.status {
-        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => Refused { code: CLOSE_TOO_BIG, why: "inflated message larger than the limit" },
-        _ => Refused { code: CLOSE_INVALID_DATA, why: "undecodable compressed message" },
-    })
-}
-
 /// Appends a whole compressed text frame (RSV1 set) holding `payload`: raw deflate, level 1
 /// (broadcasts are HTML and JSON: fast levels get most of the gain), sync-flushed, without
 /// the trailing `00 00 ff ff` (RFC 7692 §7.2.1). No context is kept.
@@ -287,11 +277,187 @@ pub fn write_close(code: u16, out: &mut Vec<u8>) {
     write_frame(OP_CLOSE, &code.to_be_bytes(), out);
 }
 
-/// The status code of a received close frame's payload (1005 "no status" when it has none).
-pub fn close_code(payload: &[u8]) -> u16 {
-    match payload {
-        [a, b, ..] => u16::from_be_bytes([*a, *b]),
-        _ => 1005,
+/// The answer to a client's close frame (RFC 6455 §5.5.1, §7.4): its own status code when it is
+/// one an endpoint may send, 1000 when it gave none. A 1-byte payload, or a code that must not
+/// appear on the wire (below 1000, 1004–1006, 1015, the unassigned 1016–2999, 5000 and up), is
+/// refused with 1002; a reason that is not UTF-8 with 1007.
+pub fn close_reply(payload: &[u8]) -> Result<u16, Refused> {
+    let (code, reason) = match payload {
+        [] => return Ok(CLOSE_NORMAL),
+        [_] => return Err(Refused { code: CLOSE_PROTOCOL, why: "1-byte close payload" }),
+        [a, b, reason @ ..] => (u16::from_be_bytes([*a, *b]), reason),
+    };
+    if !matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999) {
+        return Err(Refused { code: CLOSE_PROTOCOL, why: "invalid close code" });
+    }
+    if std::str::from_utf8(reason).is_err() {
+        return Err(Refused { code: CLOSE_INVALID_DATA, why: "close reason is not UTF-8" });
+    }
+    Ok(code)
+}
+
+/// What one client frame asks of the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// No complete frame is buffered yet.
+    NeedMore,
+    /// A control frame or a fragment that needs nothing more.
+    Nothing,
+    /// A complete message is in the caller's message buffer (text: valid UTF-8).
+    Message,
+    /// Answer a ping whose payload is `buf[range]` with a pong.
+    Pong(std::ops::Range<usize>),
+    /// Close with this code. `why` is set for a protocol error (worth a log line) and None
+    /// when the peer closed.
+    Close(u16, Option<&'static str>),
+}
+
+/// A client's frames turned into messages: fragments reassembled, compressed messages inflated,
+/// text checked as UTF-8 as it arrives, control frames answered. One per socket; it holds
+/// memory only while a fragmented message is in progress.
+#[derive(Default)]
+pub struct Reader {
+    /// Fragments so far (inflated, when compressed) of a message whose first frame had no FIN.
+    partial: Vec<u8>,
+    in_message: bool,
+    /// The message in progress is text.
+    text: bool,
+    /// Bytes at the front of `partial` known to be whole, valid UTF-8 characters.
+    checked: usize,
+    /// The inflater of a compressed message in fragments. A message in one frame uses the
+    /// thread's instead: most sockets never hold one.
+    inflater: Option<Box<InflateState>>,
+}
+
+/// What the sender of a compressed message removed from its end (RFC 7692 §7.2.1).
+const SYNC_TAIL: [u8; 4] = [0, 0, 0xff, 0xff];
+
+impl Reader {
+    /// Consumes the frame at the front of `buf` (unmasking it in place) and says what it asks
+    /// for and how many bytes of `buf` it used (none for `NeedMore` and refusals). A finished
+    /// message, at most `max` bytes after inflating, is left in `msg`. `deflate`:
+    /// permessage-deflate was negotiated. After a `Close` the caller reads no further.
+    pub fn read(&mut self, buf: &mut [u8], deflate: bool, msg: &mut Vec<u8>, max: usize) -> (Step, usize) {
+        let room = max.saturating_sub(self.partial.len());
+        let frame = match parse(buf, room, deflate) {
+            Ok(None) => return (Step::NeedMore, 0),
+            Ok(Some(f)) => f,
+            Err(e) => return (Step::Close(e.code, Some(e.why)), 0),
+        };
+        let payload = buf.get(frame.payload.clone()).unwrap_or_default();
+        let done = match frame.opcode {
+            OP_TEXT | OP_BINARY if !self.in_message && frame.fin => whole(payload, frame.opcode == OP_TEXT, frame.compressed, msg, max),
+            OP_TEXT | OP_BINARY if !self.in_message => {
+                self.in_message = true;
+                self.text = frame.opcode == OP_TEXT;
+                self.checked = 0;
+                self.partial.clear();
+                self.inflater = frame.compressed.then(|| InflateState::new_boxed(DataFormat::Raw));
+                self.append(payload, false, max).map(|()| Step::Nothing)
+            }
+            OP_CONT if self.in_message => self.append(payload, frame.fin, max).map(|()| {
+                if !frame.fin {
+                    return Step::Nothing;
+                }
+                // Fragmented messages are rare: the reassembly buffer goes with the message.
+                *msg = std::mem::take(&mut self.partial);
+                self.in_message = false;
+                self.inflater = None;
+                Step::Message
+            }),
+            OP_PING => Ok(Step::Pong(frame.payload.clone())),
+            OP_PONG => Ok(Step::Nothing),
+            OP_CLOSE => close_reply(payload).map(|code| Step::Close(code, None)),
+            _ => Err(Refused { code: CLOSE_PROTOCOL, why: "websocket frame out of sequence" }),
+        };
+        match done {
+            Ok(step) => (step, frame.len),
+            Err(e) => (Step::Close(e.code, Some(e.why)), frame.len),
+        }
+    }
+
+    /// Adds a fragment to the message in progress: inflated when compressed, checked as UTF-8
+    /// when text (`fin`: the message ends here, so an unfinished character is an error too).
+    fn append(&mut self, payload: &[u8], fin: bool, max: usize) -> Result<(), Refused> {
+        match self.inflater.as_deref_mut() {
+            Some(st) => {
+                inflate_into(st, payload, &mut self.partial, max)?;
+                if fin {
+                    inflate_into(st, &SYNC_TAIL, &mut self.partial, max)?;
+                }
+            }
+            // `parse` kept the payload within the room left under `max`.
+            None => self.partial.extend_from_slice(payload),
+        }
+        if self.text {
+            check_utf8(&self.partial, &mut self.checked, fin)?;
+        }
+        Ok(())
+    }
+}
+
+/// A message in one frame, into `msg`.
+fn whole(payload: &[u8], text: bool, compressed: bool, msg: &mut Vec<u8>, max: usize) -> Result<Step, Refused> {
+    thread_local! {
+        static INFLATER: std::cell::RefCell<Option<Box<InflateState>>> = const { std::cell::RefCell::new(None) };
+    }
+    msg.clear();
+    if compressed {
+        INFLATER.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let st = slot.get_or_insert_with(|| InflateState::new_boxed(DataFormat::Raw));
+            // A full reset clears the window too: a back-reference past the start of this
+            // message must not read the previous message, which was another socket's.
+            st.reset_as(miniz_oxide::inflate::stream::FullReset(DataFormat::Raw));
+            inflate_into(st, payload, msg, max)?;
+            inflate_into(st, &SYNC_TAIL, msg, max)
+        })?;
+    } else {
+        msg.extend_from_slice(payload);
+    }
+    if text {
+        check_utf8(msg, &mut 0, true)?;
+    }
+    Ok(Step::Message)
+}
+
+/// Inflates `input`, a piece of one compressed message, onto `out`, keeping the stream's state
+/// in `st` for the next piece. More than `limit` bytes in `out` is 1009, bad data 1007. A final
+/// block ends the message's data; anything after it is ignored.
+fn inflate_into(st: &mut InflateState, mut input: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), Refused> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        let r = miniz_oxide::inflate::stream::inflate(st, input, &mut chunk, MZFlush::None);
+        input = input.get(r.bytes_consumed..).unwrap_or_default();
+        if r.bytes_written > limit.saturating_sub(out.len()) {
+            return Err(Refused { code: CLOSE_TOO_BIG, why: "inflated message larger than the limit" });
+        }
+        out.extend_from_slice(chunk.get(..r.bytes_written).unwrap_or_default());
+        match r.status {
+            Ok(MZStatus::StreamEnd) | Err(MZError::Buf) => return Ok(()),
+            Ok(_) => {}
+            Err(_) => return Err(Refused { code: CLOSE_INVALID_DATA, why: "undecodable compressed message" }),
+        }
+        if (input.is_empty() && r.bytes_written < chunk.len()) || (r.bytes_consumed == 0 && r.bytes_written == 0) {
+            return Ok(());
+        }
+    }
+}
+
+/// Advances `checked` over the valid UTF-8 at the front of `bytes[checked..]`. A character cut
+/// at the end waits for the next fragment, unless `fin`; any other bad byte is 1007.
+fn check_utf8(bytes: &[u8], checked: &mut usize, fin: bool) -> Result<(), Refused> {
+    let rest = bytes.get(*checked..).unwrap_or_default();
+    match std::str::from_utf8(rest) {
+        Ok(_) => {
+            *checked = bytes.len();
+            Ok(())
+        }
+        Err(e) if e.error_len().is_none() && !fin => {
+            *checked += e.valid_up_to();
+            Ok(())
+        }
+        Err(_) => Err(Refused { code: CLOSE_INVALID_DATA, why: "text is not UTF-8" }),
     }
 }
 
@@ -370,8 +536,84 @@ mod tests {
         let mut c = Vec::new();
         write_close(CLOSE_TOO_BIG, &mut c);
         assert_eq!(c, [0x88, 2, 0x03, 0xf1]);
-        assert_eq!(close_code(&c[2..]), 1009);
-        assert_eq!(close_code(b""), 1005);
+        assert_eq!(close_reply(&c[2..]), Ok(1009));
+    }
+
+    #[test]
+    fn close_replies() {
+        assert_eq!(close_reply(b""), Ok(CLOSE_NORMAL));
+        assert_eq!(close_reply(b"\x03").unwrap_err().code, CLOSE_PROTOCOL);
+        for ok in [1000u16, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999] {
+            assert_eq!(close_reply(&ok.to_be_bytes()), Ok(ok));
+        }
+        for bad in [0u16, 1, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535] {
+            assert_eq!(close_reply(&bad.to_be_bytes()).unwrap_err().code, CLOSE_PROTOCOL, "{bad}");
+        }
+        assert_eq!(close_reply(b"\x03\xe8bye \xce\xba"), Ok(1000));
+        assert_eq!(close_reply(b"\x03\xe8\xce").unwrap_err().code, CLOSE_INVALID_DATA);
+        assert_eq!(close_reply(b"\x03\xe8\xed\xa0\x80").unwrap_err().code, CLOSE_INVALID_DATA);
+    }
+
+    /// Reads every frame of `wire` with one `Reader`: the messages, then the step that ended
+    /// the stream (`NeedMore` when it ran out).
+    fn read_stream(wire: &[u8], deflate: bool, max: usize) -> (Vec<Vec<u8>>, Step) {
+        let mut buf = wire.to_vec();
+        let (mut at, mut r, mut msg, mut msgs) = (0, Reader::default(), Vec::new(), Vec::new());
+        loop {
+            let (step, used) = r.read(&mut buf[at..], deflate, &mut msg, max);
+            at += used;
+            match step {
+                Step::Message => msgs.push(msg.clone()),
+                Step::Nothing | Step::Pong(_) => {}
+                end => return (msgs, end),
+            }
+        }
+    }
+
+    /// A client's compressed frame (RSV1 on the first frame only).
+    fn compressed(fin: bool, opcode: u8, body: &[u8]) -> Vec<u8> {
+        let mut f = masked(fin, opcode, body);
+        if opcode != OP_CONT {
+            f[0] |= 0x40;
+        }
+        f
+    }
+
+    #[test]
+    fn text_must_be_utf8_checked_as_fragments_arrive() {
+        let mut wire = masked(true, OP_TEXT, "κόσμε".as_bytes());
+        // "é" split between two fragments, a ping between them.
+        wire.extend(masked(false, OP_TEXT, b"caf\xc3"));
+        wire.extend(masked(true, OP_PING, b"p"));
+        wire.extend(masked(true, OP_CONT, b"\xa9!"));
+        wire.extend(masked(true, OP_BINARY, b"\xff\xfe"));
+        let (msgs, end) = read_stream(&wire, false, 100);
+        assert_eq!(msgs, [&"κόσμε".as_bytes()[..], "café!".as_bytes(), b"\xff\xfe"]);
+        assert_eq!(end, Step::NeedMore);
+
+        assert_eq!(read_stream(&masked(true, OP_TEXT, b"a\xffb"), false, 100).1.clone(), Step::Close(CLOSE_INVALID_DATA, Some("text is not UTF-8")));
+        // Fail fast: the first fragment is already wrong (a surrogate), no FIN needed.
+        let (msgs, end) = read_stream(&masked(false, OP_TEXT, b"ok\xed\xa0\x80"), false, 100);
+        assert!(msgs.is_empty());
+        assert!(matches!(end, Step::Close(CLOSE_INVALID_DATA, _)));
+        // A code point past U+10FFFF is wrong from its second byte.
+        assert!(matches!(read_stream(&masked(false, OP_TEXT, b"\xf4\x90"), false, 100).1, Step::Close(CLOSE_INVALID_DATA, _)));
+        // A character still cut when the message ends.
+        let mut cut = masked(false, OP_TEXT, b"x");
+        cut.extend(masked(true, OP_CONT, b"\xe2\x82"));
+        assert!(matches!(read_stream(&cut, false, 100).1, Step::Close(CLOSE_INVALID_DATA, _)));
+    }
+
+    #[test]
+    fn out_of_sequence_frames_are_protocol_errors() {
+        let cont = masked(true, OP_CONT, b"x");
+        assert!(matches!(read_stream(&cont, false, 100).1, Step::Close(CLOSE_PROTOCOL, _)));
+        let mut twice = masked(false, OP_TEXT, b"a");
+        twice.extend(masked(true, OP_TEXT, b"b"));
+        assert!(matches!(read_stream(&twice, false, 100).1, Step::Close(CLOSE_PROTOCOL, _)));
+        let mut close = masked(true, OP_CLOSE, &1001u16.to_be_bytes());
+        close.extend(masked(true, OP_TEXT, b"after"));
+        assert_eq!(read_stream(&close, false, 100), (vec![], Step::Close(1001, None)));
     }
 
     #[test]
@@ -402,13 +644,26 @@ mod tests {
         let len = f[1] as usize;
         assert_eq!(len, f.len() - 2);
         assert!(len < text.len());
-        assert_eq!(inflate(&f[2..], 1 << 20).unwrap(), text);
-        assert_eq!(inflate(&f[2..], 10).unwrap_err().code, CLOSE_TOO_BIG);
-        assert_eq!(inflate(b"\xff\xff\xff", 1000).unwrap_err().code, CLOSE_INVALID_DATA);
+        let body = &f[2..];
+        assert_eq!(read_stream(&compressed(true, OP_TEXT, body), true, 1 << 20).0, [text]);
+        assert!(matches!(read_stream(&compressed(true, OP_TEXT, body), true, 10).1, Step::Close(CLOSE_TOO_BIG, _)));
+        assert!(matches!(read_stream(&compressed(true, OP_TEXT, b"\xff\xff\xff"), true, 1000).1, Step::Close(CLOSE_INVALID_DATA, _)));
         // The same compressor is reused: a second message is independent of the first.
         let mut g = Vec::new();
         write_deflated_text(b"second", &mut g);
-        assert_eq!(inflate(&g[2..], 100).unwrap(), b"second");
+        assert_eq!(read_stream(&compressed(true, OP_TEXT, &g[2..]), true, 100).0, [b"second"]);
+        // In fragments, cut anywhere: inflated and checked piece by piece.
+        for cut in 0..=body.len() {
+            let mut wire = compressed(false, OP_TEXT, &body[..cut]);
+            wire.extend(masked(true, OP_PING, b""));
+            wire.extend(compressed(true, OP_CONT, &body[cut..]));
+            assert_eq!(read_stream(&wire, true, 1 << 20), (vec![text.to_vec()], Step::NeedMore), "cut at {cut}");
+            assert!(matches!(read_stream(&wire, true, text.len() - 1).1, Step::Close(CLOSE_TOO_BIG, _)));
+        }
+        // Invalid UTF-8 inside a compressed message.
+        let mut bad = Vec::new();
+        write_deflated_text(b"ok \xc0\xaf", &mut bad);
+        assert!(matches!(read_stream(&compressed(true, OP_TEXT, &bad[2..]), true, 100).1, Step::Close(CLOSE_INVALID_DATA, _)));
 
         let mut compressed = masked(true, OP_TEXT, b"zz");
         compressed[0] |= 0x40;

@@ -26,6 +26,8 @@
 //! - `mentions(stored_body: &str) -> Vec<String>` — attachment sgids, first-seen order, no
 //!   duplicates; the caller verifies each (crypto, purpose `attachable`), keeps `User`s that are
 //!   room members.
+//! - `is_blank(stored_body: &str) -> bool` — nothing would show once rendered: no text, no
+//!   attachment; such a message is refused (422), never stored.
 //! - `is_emoji_only(plain_text: &str) -> bool` — the `message--emoji` class.
 //! - `play_sound(plain_text: &str) -> Option<&'static Sound>` — `/play <name>`; `sounds::SOUNDS`
 //!   lists all 56.
@@ -84,6 +86,19 @@ pub fn sanitize(html: &str) -> Safe {
     Safe(out)
 }
 
+/// Whether a stored body shows nothing: rendered as a message is (so after sanitizing: a tag
+/// left open to the end, `<p><br></p>`, a dropped `<script>` all count as nothing), it holds no
+/// attachment and no text but whitespace. Rails stores such a body as an empty
+/// message (its browser controller checks nothing, its bot controller only a blank raw body);
+/// we refuse what renders empty.
+pub fn is_blank(stored_body: &str) -> bool {
+    let rendered = render_body(stored_body, &|_| None);
+    let dom = dom::Dom::parse(rendered.as_str());
+    // Campfire's message policy drops a bare `img`: images come as attachments.
+    let attached = dom.elements().into_iter().any(|id| dom.name(id) == Some(attachments::TAG));
+    !attached && plain_text::of_dom(&dom, &|_| None).trim().is_empty()
+}
+
 /// Renders a stored message body for the "text" presentation (spec/07 §5.3): the solo-link and
 /// Twitter-avatar filters, Campfire's tag/attribute allowlist (other elements dropped with
 /// their content), attachments rendered inside their `<action-text-attachment>` (mentions via
@@ -99,4 +114,27 @@ pub fn render_body(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>)
     sanitizer::write_children(&dom, dom::ROOT, &sanitizer::MESSAGE, &mut hooks, false, &mut out);
     out.push_str("</div>");
     Safe(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_is_what_renders_empty() {
+        let tag_soup = "<a href=\"".repeat(50_000);
+        for blank in ["", " \n\t", "<p><br></p>", "<div> &nbsp; </div>", "<p></p><p> </p>", &tag_soup, "<script>alert(1)</script>", "<style>p{}</style>", "<!-- note -->", "<b><i> </i></b>", "<img src=\"https://example.com/a.png\">"] {
+            assert!(is_blank(&canonicalize_for_save(blank)), "{:.40?}", blank);
+        }
+        for shown in [
+            "x",
+            "<p>hello</p>",
+            "<div>&lt;</div>",
+            "<action-text-attachment sgid=\"x\" content-type=\"application/vnd.campfire.mention\"></action-text-attachment>",
+            "<figure data-trix-attachment='{\"contentType\":\"image/png\",\"url\":\"https://example.com/a.png\"}'></figure>",
+            "😄",
+        ] {
+            assert!(!is_blank(&canonicalize_for_save(shown)), "{shown}");
+        }
+    }
 }

@@ -18,7 +18,7 @@ use crate::http::chunked;
 use crate::http::limits::HEADER_SLOTS;
 use crate::http::spool::{self, Spool, SpooledBody};
 use crate::http::status::bodiless;
-use crate::http::websocket as frames;
+use crate::http::websocket::{self as frames, Step};
 use crate::http::{parse_head, Framing, Head, Header, Limits, Method, ParseError, Request, Response};
 use crate::sys::clock::{now_ms, now_us};
 use crate::sys::epoll::{self, Epoll, Event};
@@ -1158,81 +1158,19 @@ fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
     }
 }
 
-/// What one client frame asks of the loop.
-enum Step {
-    NeedMore,
-    /// A control frame or fragment that needs nothing more.
-    Nothing,
-    /// A complete message is in the loop's message buffer.
-    Message,
-    /// Answer a ping whose payload is `buf[range]`.
-    Pong(std::ops::Range<usize>),
-    /// Close with this code (logging why, for protocol errors).
-    Close(u16, Option<&'static str>),
-}
-
-/// Consumes the frame at the front of `c`'s buffer; a finished message (at most `max` bytes)
-/// is left in `msg`.
+/// Consumes the frame at the front of `c`'s buffer (frames::Reader::read says what it asks);
+/// a finished message (at most `max` bytes) is left in `msg`. A pong's range is in `c.buf`.
 fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>, max: usize) -> Step {
     if fr.closing {
         c.start = c.end;
         return Step::NeedMore;
     }
-    let room = max.saturating_sub(fr.partial.len());
-    let frame = match frames::parse(&mut c.buf[c.start..c.end], room, fr.deflate) {
-        Ok(None) => return Step::NeedMore,
-        Ok(Some(f)) => f,
-        Err(e) => return Step::Close(e.code, Some(e.why)),
-    };
-    let payload = c.start + frame.payload.start..c.start + frame.payload.end;
-    c.start += frame.len;
-    match frame.opcode {
-        frames::OP_TEXT | frames::OP_BINARY if !fr.in_message => {
-            if frame.fin {
-                return finish_message(&c.buf[payload], frame.compressed, msg, max);
-            }
-            fr.in_message = true;
-            fr.compressed = frame.compressed;
-            fr.partial.clear();
-            fr.partial.extend_from_slice(&c.buf[payload]);
-            Step::Nothing
-        }
-        frames::OP_CONT if fr.in_message => {
-            fr.partial.extend_from_slice(&c.buf[payload]);
-            if !frame.fin {
-                return Step::Nothing;
-            }
-            fr.in_message = false;
-            // Fragmented messages are rare: give the reassembly buffer back.
-            let whole = std::mem::take(&mut fr.partial);
-            finish_message(&whole, fr.compressed, msg, max)
-        }
-        frames::OP_PING => Step::Pong(payload),
-        frames::OP_PONG => Step::Nothing,
-        frames::OP_CLOSE => {
-            let code = frames::close_code(&c.buf[payload]);
-            // Echo the peer's code (RFC 6455 §5.5.1); codes that must not appear on the wire
-            // are answered with a plain 1000.
-            let ok = (1000..5000).contains(&code) && !matches!(code, 1005 | 1006 | 1015);
-            Step::Close(if ok { code } else { frames::CLOSE_NORMAL }, None)
-        }
-        _ => Step::Close(frames::CLOSE_PROTOCOL, Some("websocket frame out of sequence")),
-    }
-}
-
-/// Puts a complete message into `msg`, inflating it if it was compressed.
-fn finish_message(data: &[u8], compressed: bool, msg: &mut Vec<u8>, max: usize) -> Step {
-    msg.clear();
-    if !compressed {
-        msg.extend_from_slice(data);
-        return Step::Message;
-    }
-    match frames::inflate(data, max) {
-        Ok(text) => {
-            msg.extend_from_slice(&text);
-            Step::Message
-        }
-        Err(e) => Step::Close(e.code, Some(e.why)),
+    let at = c.start;
+    let (step, used) = fr.reader.read(&mut c.buf[at..c.end], fr.deflate, msg, max);
+    c.start += used;
+    match step {
+        Step::Pong(r) => Step::Pong(at + r.start..at + r.end),
+        other => other,
     }
 }
 

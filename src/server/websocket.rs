@@ -108,18 +108,15 @@ impl FrameQueue {
     }
 }
 
-/// What the loop keeps per socket beyond the `Conn`: its outbound queue and a fragmented
-/// message being reassembled.
+/// What the loop keeps per socket beyond the `Conn`: its outbound queue and the reader of its
+/// client's frames.
 #[derive(Default)]
 pub(super) struct SocketState {
     pub queue: FrameQueue,
     /// The socket is on the loop's list of sockets to flush.
     pub dirty: bool,
-    /// Fragments so far of a message whose first frame had no FIN.
-    pub partial: Vec<u8>,
-    pub in_message: bool,
-    /// The message being reassembled is compressed (its first frame had RSV1).
-    pub compressed: bool,
+    /// Reassembles and checks the client's messages.
+    pub reader: crate::http::websocket::Reader,
     /// permessage-deflate was negotiated for this socket.
     pub deflate: bool,
     /// A close frame was sent: no more frames go out, input is ignored.

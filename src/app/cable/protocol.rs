@@ -79,13 +79,29 @@ pub struct Command<'a> {
     pub data: &'a [u8],
 }
 
+/// Longer than every member name we look for.
+const KEY_MAX: usize = 24;
+
+/// A member name as JSON means it, escapes undone (`"\u0063hannel"` is `channel`, as Rails'
+/// parser reads it). A name too long to be one we look for comes back as sent.
+fn key_name<'k>(raw: &'k [u8], buf: &'k mut [u8; KEY_MAX]) -> &'k [u8] {
+    if !raw.contains(&b'\\') {
+        return raw;
+    }
+    match json::unescape_to_slice(raw, buf) {
+        Ok(n) => buf.get(..n).unwrap_or(raw),
+        Err(_) => raw,
+    }
+}
+
 /// Parses `{"command":…,"identifier":"…","data":"…"}`. None for anything else.
 pub fn command(text: &[u8]) -> Option<Command<'_>> {
     let mut r = Reader::new(text);
     r.begin_object().ok()?;
     let (mut verb, mut ident, mut data) = (None, None, &b""[..]);
-    while let Some(key) = r.next_key().ok()? {
-        match key {
+    let mut kb = [0u8; KEY_MAX];
+    while let Some(raw) = r.next_key().ok()? {
+        match key_name(raw, &mut kb) {
             b"command" => {
                 verb = Some(match r.string().ok()? {
                     b"subscribe" => Verb::Subscribe,
@@ -121,8 +137,9 @@ pub fn params(ident: &[u8]) -> Option<Params> {
     let mut r = Reader::new(&text);
     r.begin_object().ok()?;
     let mut p = Params::default();
-    while let Some(key) = r.next_key().ok()? {
-        match key {
+    let mut kb = [0u8; KEY_MAX];
+    while let Some(raw) = r.next_key().ok()? {
+        match key_name(raw, &mut kb) {
             b"channel" => json::unescape(r.string().ok()?, &mut p.channel).ok()?,
             b"room_id" => {
                 p.room_id = match r.peek()? {
@@ -151,8 +168,9 @@ pub fn action(data: &[u8]) -> Option<Vec<u8>> {
     let mut r = Reader::new(&text);
     r.begin_object().ok()?;
     let mut action = None;
-    while let Some(key) = r.next_key().ok()? {
-        if key == b"action" {
+    let mut kb = [0u8; KEY_MAX];
+    while let Some(raw) = r.next_key().ok()? {
+        if key_name(raw, &mut kb) == b"action" {
             let mut a = Vec::new();
             json::unescape(r.string().ok()?, &mut a).ok()?;
             action = Some(a);
@@ -189,6 +207,11 @@ mod tests {
         assert_eq!(params(c.ident).unwrap().room_id, Some(3));
         assert_eq!(action(c.data).unwrap(), b"start");
         assert_eq!(action(br#"{\"x\":1}"#), None);
+        // Escaped member names mean what they spell (found by tests/cable_fuzz.rs).
+        let t = br#"{"\u0063ommand":"subscribe","identifier":"{\"ch\\u0061nnel\":\"RoomChannel\",\"room\\u005fid\":7}"}"#;
+        let c = command(t).unwrap();
+        assert_eq!(params(c.ident).unwrap(), Params { channel: b"RoomChannel".to_vec(), room_id: Some(7), signed_stream_name: None });
+        assert_eq!(action(br#"{\"\\u0061ction\":\"away\"}"#).unwrap(), b"away");
     }
 
     #[test]

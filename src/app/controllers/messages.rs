@@ -134,6 +134,8 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
 /// trigger no webhook). `body` is already canonical rich text (`richtext::canonicalize_for_save`).
 /// An `upload` is first stored, analyzed and thumbnailed on the worker (`attachments::store`);
 /// its rows join the message's in the same job, and its files are deleted again if that job fails.
+/// A message with neither a file nor a body that shows anything (`richtext::is_blank`) is
+/// refused with 422 and never stored.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn post(
     cx: &mut Ctx,
@@ -145,6 +147,9 @@ pub(crate) fn post(
     cmid: String,
     answer: impl FnOnce(&mut Ctx, &mut Response, &Message, &[u8]) -> Result<(), AppError> + Send + 'static,
 ) -> Result<Flow, AppError> {
+    if upload.is_none() && body.as_deref().is_none_or(richtext::is_blank) {
+        return Err(AppError::Unprocessable(BLANK));
+    }
     let plain = {
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
@@ -215,6 +220,9 @@ pub(crate) fn post(
     }
     Ok(Flow::Parked)
 }
+
+/// Why a message that would show nothing is refused (logged with the 422).
+const BLANK: &str = "blank message: no text and no attachment after sanitizing";
 
 /// The writer's part of a new text message (on the writer's connection): the message with
 /// its body, search row, room touch and unread marks; returns its id and the room's member
@@ -287,7 +295,8 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
 
 /// The write path of every edit (browser and bot API): replaces the body of `m` (in `room`)
 /// and its search row, then after COMMIT broadcasts the new presentation (M2, keeping
-/// scroll) and calls `answer` with the updated message. A message gone meanwhile is 404.
+/// scroll) and calls `answer` with the updated message. A message gone meanwhile is 404; a
+/// blank body on a message without a file is refused with 422 (the message stays as it was).
 pub(crate) fn revise(
     cx: &mut Ctx,
     rq: &mut Req<'_, '_>,
@@ -296,6 +305,9 @@ pub(crate) fn revise(
     body: String,
     answer: impl FnOnce(&mut Ctx, &mut Response, &Message) -> Result<(), AppError> + Send + 'static,
 ) -> Result<Flow, AppError> {
+    if richtext::is_blank(&body) && messages::attachment(&cx.db, m.id)?.is_none() {
+        return Err(AppError::Unprocessable(BLANK));
+    }
     let plain = {
         let r = Renderer::new(&cx.db, &cx.keys);
         richtext::plain_text(&body, &|sgid: &str| mention(&r, sgid))

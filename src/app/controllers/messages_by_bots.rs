@@ -57,8 +57,8 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
 }
 
 /// `POST /rooms/:room_id/:bot_key/messages`: the raw body becomes a message by the bot
-/// (blank → 422); 201 with `Location: <origin>/messages/<id>` and no body.
-pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+/// (blank, or nothing left once sanitized → 422 JSON); 201 with `Location: <origin>/messages/<id>` and no body.
+pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let bot_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
     // A multipart `attachment` is the message alone (Rails ignores any text then);
@@ -67,32 +67,47 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let upload = rq.params.file("attachment", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
     let body = match upload {
         Some(_) => None,
-        None => Some(richtext::canonicalize_for_save(&raw_text(rq)?)),
+        None => Some(richtext::canonicalize_for_save(&raw_body(rq)?)),
     };
     let cmid = String::from_utf8_lossy(&crate::crypto::token::uuid_v4()).into_owned();
     let origin = rq.origin();
-    browser::post(cx, rq, &room, bot_id, body, upload, cmid, move |_, res, m, _| {
+    let posted = browser::post(cx, rq, &room, bot_id, body, upload, cmid, move |_, res, m, _| {
         res.status(201);
         res.header("Location", format!("{origin}/messages/{}", m.id).as_bytes());
         Ok(())
-    })
+    });
+    refused_as_json(rq, res, posted)
 }
 
 /// `PATCH/PUT /rooms/:room_id/:bot_key/messages/:id`: the bot's own message (404 outside
 /// the room, 403 when another user wrote it) gets the raw body as its text; 200 with the
-/// message JSON.
-pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
+/// message JSON, 422 JSON when the body is blank (the message stays as it was).
+pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let room = room(cx, rq)?;
     let m = own_message(cx, rq, &room)?;
-    let text = raw_text(rq)?;
-    let body = richtext::canonicalize_for_save(&text);
+    let body = richtext::canonicalize_for_save(&raw_body(rq)?);
     let origin = rq.origin();
-    browser::revise(cx, rq, &room, m, body, move |cx, res, fresh| {
+    let revised = browser::revise(cx, rq, &room, m, body, move |cx, res, fresh| {
         res.status(200);
         res.header("Content-Type", JSON);
         message_view::message_json(&cx.db, &cx.keys, fresh, &origin, res.body())?;
         Ok(())
-    })
+    });
+    refused_as_json(rq, res, revised)
+}
+
+/// A bot's message refused as blank (an empty or whitespace body, or one that shows nothing
+/// once sanitized) is answered 422 with the JSON error body whatever the request's Accept: a
+/// bot reads JSON (Rails sends an empty 422 for the first kind and stores the second). Other
+/// errors keep their form (Rails' empty 404 and 403).
+fn refused_as_json(rq: &Req<'_, '_>, res: &mut Response, result: Result<Flow, AppError>) -> Result<Flow, AppError> {
+    match result {
+        Err(e @ AppError::Unprocessable(_)) => {
+            crate::app::errors::render(&e, rq.route.name, true, res);
+            Ok(Flow::Done)
+        }
+        other => other,
+    }
 }
 
 /// `DELETE /rooms/:room_id/:bot_key/messages/:id`: same checks as `update`; 204.
@@ -126,6 +141,15 @@ fn own_message(cx: &Ctx, rq: &Req<'_, '_>, room: &Room) -> Result<Message, AppEr
 /// (empty or whitespace only) is 422. A body declared as JSON must parse, as Rails parses it
 /// before the action runs (400 otherwise).
 pub(crate) fn raw_text(rq: &Req<'_, '_>) -> Result<String, AppError> {
+    let text = raw_body(rq)?;
+    if text.trim().is_empty() {
+        return Err(AppError::Unprocessable("blank body"));
+    }
+    Ok(text)
+}
+
+/// `raw_text` without the blank check: messages check what their body shows instead.
+fn raw_body(rq: &Req<'_, '_>) -> Result<String, AppError> {
     let body = rq.http.body;
     let declared_json = rq
         .header(b"content-type")
@@ -133,11 +157,7 @@ pub(crate) fn raw_text(rq: &Req<'_, '_>) -> Result<String, AppError> {
     if declared_json && !is_json(body) {
         return Err(AppError::BadRequest("body declared as JSON does not parse"));
     }
-    let text = String::from_utf8_lossy(body);
-    if text.trim().is_empty() {
-        return Err(AppError::Unprocessable("blank body"));
-    }
-    Ok(text.into_owned())
+    Ok(String::from_utf8_lossy(body).into_owned())
 }
 
 /// True when `b` is one JSON value with nothing but whitespace around it.
