@@ -6,7 +6,7 @@
 //! - mutated and truncated commands never panic, and what is accepted borrows from the text.
 
 mod fuzz_support;
-use campfire::cable::protocol::{action, command, params, Params, Verb};
+use campfire::app::cable::protocol::{action, command, params, Params, Verb};
 use fuzz_support::{mutate, Budget, Rng};
 
 const TEXTS: &[&str] = &["RoomChannel", "PresenceChannel", "a\"b", "back\\slash", "sl/ash", "tab\t", "nl\n", "é", "😄", "\u{1}", "\u{7f}", "\u{2028}", "", " ", "{}", "[1]"];
