@@ -71,7 +71,14 @@ fn gunzip(b: &[u8]) -> Vec<u8> {
 
 /// One loop: each loop has its own cache, and these tests open a connection per request.
 fn one_loop() -> Seeded {
-    start_with(&[("CAMPFIRE_LOOPS", "1")])
+    start_with(&[("CAMPFIRE_LOOPS", "1"), ("CAMPFIRE_TEST_ROUTES", "1")])
+}
+
+/// The loop's cache counters (hits, misses), from the test route.
+fn counters(s: &Seeded) -> (u64, u64) {
+    let body = s.get(DAVID, "/__cache").body;
+    let field = |k: &str| body.split(' ').find_map(|f| f.strip_prefix(k)).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{k} in {body}"));
+    (field("hits="), field("misses="))
 }
 
 const GZ: (&str, &str) = ("Accept-Encoding", "gzip, deflate, br");
@@ -129,7 +136,9 @@ fn warm(s: &Seeded, user: i64, path: &str) -> String {
         let body = gunzip(&r.body);
         if body == last {
             let etag = r.header("ETag").unwrap_or_else(|| panic!("no ETag: {}", r.head)).to_string();
+            let (hits, _) = counters(s);
             assert_eq!(raw_get(s, user, path, &[GZ, ("If-None-Match", &etag)]).status, 304, "served from the cache");
+            assert_eq!(counters(s).0, hits + 1, "the 304 was a cache hit");
             return String::from_utf8(body).unwrap();
         }
         last = body;
@@ -143,10 +152,16 @@ fn our_own_writes_invalidate() {
     let path = format!("/rooms/{HQ}");
     let before = warm(&s, DAVID, &path);
     assert!(!before.contains("cache buster one"));
+    // Unchanged data: the same request again is a hit, not a render.
+    let (hits, misses) = counters(&s);
+    raw_get(&s, DAVID, &path, &[GZ]);
+    assert_eq!(counters(&s), (hits + 1, misses));
     let posted = s.post(DAVID, &format!("/rooms/{HQ}/messages"), &[("message[body]", "cache buster one")]);
     assert!(posted.status < 400, "{}", posted.status);
+    let (hits, misses) = counters(&s);
     let after = gunzip(&raw_get(&s, DAVID, &path, &[GZ]).body);
     assert!(String::from_utf8(after).unwrap().contains("cache buster one"));
+    assert_eq!(counters(&s), (hits, misses + 1), "the commit ended the entry: a miss, rendered afresh");
 }
 
 /// Runs `sql` through the sqlite3 CLI: another process's commit, not our writer's.
@@ -161,9 +176,14 @@ fn a_commit_by_the_sqlite3_cli_invalidates() {
     let before = warm(&s, DAVID, "/users/me/sidebar");
     assert!(before.contains(">HQ</span>"));
     sqlite3_cli(&s, &format!("UPDATE rooms SET name = 'Renamed Outside' WHERE id = {HQ};"));
+    let (hits, misses) = counters(&s);
     let after = String::from_utf8(gunzip(&raw_get(&s, DAVID, "/users/me/sidebar", &[GZ]).body)).unwrap();
     assert!(after.contains(">Renamed Outside</span>"), "the next request sees the other process's commit");
     assert!(!after.contains(">HQ</span>"));
+    assert_eq!(counters(&s), (hits, misses + 1), "a miss: the other process's commit ended the entry");
+    // And the fresh page is cached again.
+    raw_get(&s, DAVID, "/users/me/sidebar", &[GZ]);
+    assert_eq!(counters(&s).0, hits + 1);
 }
 
 /// The commit watch reads SQLite's own mapping of the `-shm` file. It once opened and closed a

@@ -6,7 +6,7 @@
 
 use crate::account::Target;
 use crate::audit;
-use crate::app::cable_reader::{read_loop, Client as Reader, Tally};
+use crate::cable_reader::{read_loop, Client as Reader, Tally};
 use crate::contract;
 use crate::db::Conn;
 use crate::http::{form_encode, request, Client};

@@ -4,7 +4,9 @@
 //! (park/resume and drain tests), `POST /__cable/broadcast?stream=S[&count=N]` broadcasts the
 //! body as the message JSON on stream S (N times, `{i}` in the body replaced by 0..N-1), `POST /__cable/remove_membership?user_id=U&room_id=R` deletes that
 //! membership through the writer and then calls `cable::membership_removed` (cable tests, until
-//! the rooms controllers do it). Outside the application chain, like `/up`.
+//! the rooms controllers do it), `GET /__cache` answers this loop's response-cache counters as
+//! `hits=H misses=M entries=E bytes=B` (so a cache test can tell a hit from a fresh render).
+//! Outside the application chain, like `/up`.
 
 use super::{Ctx, Flow};
 use crate::http::{Method, Request, Response};
@@ -32,6 +34,12 @@ pub fn handle(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut Call<C
             Some(Flow::Done)
         }
         (Method::Post, b"/__cable/remove_membership") => Some(remove_membership(cx, req, res, call)),
+        (Method::Get, b"/__cache") => {
+            let (hits, misses, entries, bytes) = cx.cache.stats();
+            res.header("Content-Type", b"text/plain");
+            res.body().extend_from_slice(format!("hits={hits} misses={misses} entries={entries} bytes={bytes}").as_bytes());
+            Some(Flow::Done)
+        }
         _ => None,
     }
 }
