@@ -57,6 +57,28 @@ test("/play trombone shows its caption and the play control works", async () => 
     for (const name of ["trombone", "bell", "rimshot", "tada", "crickets", "honk", "horn", "vuvuzela", "rumble", "drama", "56k", "wups", "secret", "ballmer"]) playSound(name);
   });
   await page.waitForTimeout(300);
+  // What the recipes make, rendered offline: each is a real sound (not silence), and they differ.
+  const rendered = await page.evaluate(async () => {
+    const { schedule } = await import("lib/synth");
+    const out = {};
+    for (const name of ["trombone", "bell", "rimshot", "no-such-sound"]) {
+      const ctx = new OfflineAudioContext(1, 44100 * 2, 44100);
+      schedule(name, ctx, ctx.destination, 0);
+      const samples = (await ctx.startRendering()).getChannelData(0);
+      let energy = 0, peak = 0, crossings = 0;
+      for (let i = 0; i < samples.length; i++) {
+        energy += samples[i] * samples[i];
+        peak = Math.max(peak, Math.abs(samples[i]));
+        if (i && (samples[i - 1] < 0) !== (samples[i] < 0)) crossings++;
+      }
+      out[name] = { rms: Math.sqrt(energy / samples.length), peak, crossings };
+    }
+    return out;
+  });
+  for (const [name, r] of Object.entries(rendered)) {
+    assert.ok(r.rms > 0.005 && r.peak > 0.02 && r.peak <= 1, `${name} is audible and does not clip: ${JSON.stringify(r)}`);
+  }
+  assert.notEqual(rendered.trombone.crossings, rendered.bell.crossings, "different recipes, different sounds");
   assert.deepEqual(errors, [], "no script errors");
   assert.deepEqual(missing.filter((m) => /sounds|\.mp3|\.webp/.test(m)), [], "no missing sound assets");
   await context.close();

@@ -26,11 +26,17 @@ export function playSound(name) {
   const ctx = audioContext()
   if (!ctx) return
   ctx.resume().catch(() => {})
+  schedule(name, ctx, ctx.destination, ctx.currentTime + 0.02)
+}
+
+// Schedules the sound called `name` on any audio context (the page's, or an offline one that
+// renders it to samples) into `destination`, starting at `t` seconds.
+export function schedule(name, ctx, destination, t) {
   const out = ctx.createGain()
   out.gain.value = 0.5
-  out.connect(ctx.destination)
+  out.connect(destination)
   const recipe = RECIPES[name] || chime
-  recipe({ ctx, out }, ctx.currentTime + 0.02)
+  recipe({ ctx, out }, t)
 }
 
 // One oscillator note: `type` wave at `freq` Hz (gliding to `to`), `dur` seconds, quick attack and
