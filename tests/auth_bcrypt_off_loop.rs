@@ -1,6 +1,7 @@
-//! bcrypt never runs on a loop (issue 3 acceptance 4): while 20 sign-ins hash their passwords
-//! concurrently, `/up` keeps answering quickly. The issue's target is 20 ms; the assertion is
-//! looser (200 ms) so a loaded CI machine does not flake, and the measured figure is printed
+//! bcrypt never runs on a loop (issue 3 acceptance 4): while 20 sign-ins arrive at once (as
+//! many hash as the password-check bound allows, the rest are told 503), `/up` keeps answering
+//! quickly. The issue's target is 20 ms; the assertion is looser (200 ms) so a loaded CI
+//! machine does not flake, and the measured figure is printed
 //! (`cargo test --test auth_bcrypt_off_loop -- --nocapture`).
 
 mod auth_support;
@@ -52,8 +53,13 @@ fn up_stays_fast_during_twenty_concurrent_sign_ins() {
         "auth_bcrypt_off_loop: 20 sign-ins took {:?}; /up sampled {samples} times, worst {:?}",
         hashing, worst
     );
-    assert_eq!(statuses.iter().filter(|&&s| s == 302).count(), 10, "{statuses:?}");
-    assert_eq!(statuses.iter().filter(|&&s| s == 401).count(), 10, "{statuses:?}");
+    // Password checks beyond the bound (4 per worker thread) are answered 503 at once; the
+    // rest get their real answer.
+    for (i, &status) in statuses.iter().enumerate() {
+        let real = if i % 2 == 0 { 302 } else { 401 };
+        assert!(status == real || status == 503, "sign-in {i}: {statuses:?}");
+    }
+    assert!(statuses.iter().filter(|&&s| s != 503).count() >= 4, "{statuses:?}");
     assert!(samples >= 5, "the sign-ins finished before /up could be measured");
     assert!(worst < Duration::from_millis(200), "/up took {worst:?} while bcrypt ran");
 }
