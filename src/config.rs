@@ -11,6 +11,7 @@
 //! | CAMPFIRE_LOG | 1 | 0 turns the access log off |
 //! | CAMPFIRE_MAX_* , *_TIMEOUT_MS | http::limits, below | see README.md |
 //! | CAMPFIRE_WS_* , CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS | `WsLimits` | see README.md |
+//! | SSL_DOMAIN, TLS_*, HTTP(S)_PORT, ACME_* | HTTPS off | `tls::settings` |
 
 use crate::http::limits::{self, Limits};
 use std::path::{Path, PathBuf};
@@ -60,6 +61,8 @@ pub struct Config {
     pub ws: WsLimits,
     /// CAMPFIRE_TEST_ROUTES=1 adds routes only the integration tests use (`POST /__echo`).
     pub test_routes: bool,
+    /// HTTPS in the process (issue 14 §2): None when off; parsed by `tls::settings`.
+    pub tls: Option<crate::tls::settings::Settings>,
 }
 
 impl Config {
@@ -112,6 +115,7 @@ impl Config {
                 max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", crate::cable::MAX_SUBSCRIPTIONS, 1, 4096)?,
             },
             test_routes: flag(&get, "CAMPFIRE_TEST_ROUTES", false)?,
+            tls: crate::tls::settings::from_lookup(&get)?,
         })
     }
 
@@ -149,6 +153,7 @@ impl std::fmt::Debug for Config {
             .field("max_connections", &self.max_connections)
             .field("ws", &self.ws)
             .field("test_routes", &self.test_routes)
+            .field("tls", &self.tls)
             .finish()
     }
 }

@@ -23,3 +23,4 @@ pub mod qr;
 pub mod outbound;
 pub mod push;
 pub mod config;
+pub mod tls;
