@@ -110,8 +110,9 @@ pub(super) fn send_pending(fd: &Fd, session: Option<&mut Session>) -> io::Result
     Ok(true)
 }
 
-/// Writes `parts` in order; returns how many plaintext bytes were taken (possibly fewer than
-/// offered, as with writev). With TLS, nothing is taken while earlier records wait.
+/// Writes `parts` in order; returns how many plaintext bytes were taken. As with writev, fewer
+/// than offered means the socket is full. With TLS, nothing is taken while earlier records
+/// wait, and plaintext is taken one rustls buffer (64 KB) at a time, each sent before the next.
 pub(super) fn writev(fd: &Fd, session: Option<&mut Session>, parts: &[&[u8]]) -> io::Result<usize> {
     let Some(s) = session else { return net::writev(fd, parts) };
     if !send_pending(fd, Some(&mut *s))? {
@@ -119,13 +120,19 @@ pub(super) fn writev(fd: &Fd, session: Option<&mut Session>, parts: &[&[u8]]) ->
     }
     let mut taken = 0;
     for p in parts {
-        let n = s.writer().write(p)?;
-        taken += n;
-        if n < p.len() {
-            break; // rustls's buffer limit: the rest waits in the connection
+        let mut done = 0;
+        while done < p.len() {
+            let n = s.writer().write(&p[done..])?;
+            done += n;
+            taken += n;
+            if !send_pending(fd, Some(&mut *s))? {
+                return Ok(taken);
+            }
+            if n == 0 {
+                return Ok(taken); // cannot happen: rustls's buffer was just emptied
+            }
         }
     }
-    send_pending(fd, Some(s))?;
     Ok(taken)
 }
 
