@@ -24,3 +24,4 @@ pub mod outbound;
 pub mod push;
 pub mod config;
 pub mod tls;
+pub mod acme;

@@ -9,6 +9,12 @@ fn main() {
     if !sys::memory::tune_malloc() {
         eprintln!("campfire-room: malloc tuning refused; running with glibc's defaults");
     }
+    // Before any thread exists (the database writer, the ACME thread), so that only the main
+    // thread ever takes SIGTERM, SIGINT and SIGHUP (server::run waits for them).
+    if let Err(e) = sys::signal::block_stop_signals() {
+        eprintln!("campfire-room: cannot block signals: {e}");
+        std::process::exit(1);
+    }
     let mut cfg = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -30,6 +36,15 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(t) = tls.as_ref().filter(|t| matches!(t.settings.source, campfire::tls::settings::Source::Acme { .. })) {
+        if t.slot.not_after() == 0 {
+            eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
+        }
+        if let Err(e) = campfire::acme::start(t.clone()) {
+            eprintln!("campfire-room: cannot start the ACME thread: {e}");
+            std::process::exit(1);
+        }
+    }
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");
     }
