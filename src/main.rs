@@ -36,14 +36,9 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Some(t) = tls.as_ref().filter(|t| matches!(t.settings.source, campfire::tls::settings::Source::Acme { .. })) {
-        if t.slot.not_after() == 0 {
-            eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
-        }
-        if let Err(e) = campfire::acme::start(t.clone()) {
-            eprintln!("campfire-room: cannot start the ACME thread: {e}");
-            std::process::exit(1);
-        }
+    if let Some(t) = tls.as_ref().filter(|t| t.slot.not_after() == 0) {
+        // The ACME thread (started by server::serve once HTTP_PORT listens) orders one.
+        eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
     }
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");

@@ -151,8 +151,14 @@ impl Client {
                 Some("valid") => return Ok(()),
                 Some("pending") | Some("processing") => std::thread::sleep(Duration::from_secs(1)),
                 other => {
-                    let why = String::from_utf8_lossy(&r.body[..r.body.len().min(500)]).into_owned();
-                    return Err(format!("authorization {authz} is {other:?}: {why}"));
+                    // The server's reason is in the failed challenge's `error.detail`.
+                    let why = member(&r.body, "challenges")
+                        .map(items)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .find_map(|c| member(c, "error").and_then(|e| member(e, "detail")).and_then(string))
+                        .unwrap_or_default();
+                    return Err(format!("authorization {authz} is {}: {why}", other.unwrap_or("unknown")));
                 }
             }
         }

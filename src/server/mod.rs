@@ -199,6 +199,10 @@ pub fn serve<H: Handler>(
             if let Ok(mut bells) = stop.bells.lock() {
                 bells.push(lp.bell());
             }
+            if matches!(t.settings.source, crate::tls::settings::Source::Acme { .. }) {
+                // Now that HTTP_PORT is listening, the ACME server can reach its challenges.
+                crate::acme::start(t.clone())?;
+            }
             Some((lp, t.clone()))
         }
         None => None,
