@@ -66,7 +66,7 @@ fn own_certificate_serves_sign_in_post_and_wss() {
     let srv = own_cert_server(&ca, &dir, &[]);
     let (port, client) = (srv.https_port, ca.client());
 
-    let s = connect(port, &client).unwrap();
+    let s = connect(port, &browser_like(ca.pem().as_bytes())).unwrap();
     assert_eq!(s.conn.alpn_protocol(), Some(&b"http/1.1"[..]), "ALPN picks http/1.1 from h2,http/1.1");
     drop(s);
     if std::process::Command::new("curl").arg("--version").output().is_ok() {

@@ -53,9 +53,17 @@ impl Ca {
     }
 }
 
-/// A client configuration trusting the PEM roots in `pem`, offering ALPN h2 and http/1.1 as
-/// browsers do.
+/// A client configuration trusting the PEM roots in `pem`, offering ALPN http/1.1.
 pub fn client_trusting(pem: &[u8]) -> Arc<rustls::ClientConfig> {
+    alpn_client(pem, &[b"http/1.1"])
+}
+
+/// The same offering ALPN h2 first, as browsers do.
+pub fn browser_like(pem: &[u8]) -> Arc<rustls::ClientConfig> {
+    alpn_client(pem, &[b"h2", b"http/1.1"])
+}
+
+fn alpn_client(pem: &[u8], alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for c in CertificateDer::pem_slice_iter(pem) {
         roots.add(c.unwrap()).unwrap();
@@ -66,7 +74,7 @@ pub fn client_trusting(pem: &[u8]) -> Arc<rustls::ClientConfig> {
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
-    c.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Arc::new(c)
 }
 
@@ -197,29 +205,35 @@ impl Server {
     /// `https://localhost/up` answers 200 with `client`.
     pub fn start(dir: &Path, env: &[(&str, &str)], client: &Arc<rustls::ClientConfig>, wait: Duration) -> Server {
         for _ in 0..10 {
-            let (https_port, http_port) = (free_port(), free_port());
-            let (a, b) = (https_port.to_string(), http_port.to_string());
-            let mut all = vec![("HTTPS_PORT", a.as_str()), ("HTTP_PORT", b.as_str())];
-            all.extend_from_slice(env);
-            let child = command(dir, &all).spawn().expect("start campfire-room");
-            let mut srv = Server { https_port, http_port, dir: dir.to_path_buf(), child };
-            let deadline = Instant::now() + wait;
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = srv.child.try_wait() {
-                    break;
-                }
-                if https(https_port, client, &get("/up", https_port)).is_ok_and(|r| r.status == 200) {
-                    return srv;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = srv.child.kill();
-            let _ = srv.child.wait();
-            if !srv.stderr().contains("Address already in use") {
-                panic!("campfire-room did not serve HTTPS: {}", srv.stderr());
+            match Server::start_on(dir, free_port(), free_port(), env, client, wait) {
+                Ok(srv) => return srv,
+                Err(e) if e.contains("Address already in use") => continue,
+                Err(e) => panic!("campfire-room did not serve HTTPS: {e}"),
             }
         }
         panic!("no free ports");
+    }
+
+    /// `start` on given ports; Err(stderr) when it did not come up.
+    pub fn start_on(dir: &Path, https_port: u16, http_port: u16, env: &[(&str, &str)], client: &Arc<rustls::ClientConfig>, wait: Duration) -> Result<Server, String> {
+        let (a, b) = (https_port.to_string(), http_port.to_string());
+        let mut all = vec![("HTTPS_PORT", a.as_str()), ("HTTP_PORT", b.as_str())];
+        all.extend_from_slice(env);
+        let child = command(dir, &all).spawn().expect("start campfire-room");
+        let mut srv = Server { https_port, http_port, dir: dir.to_path_buf(), child };
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = srv.child.try_wait() {
+                break;
+            }
+            if https(https_port, client, &get("/up", https_port)).is_ok_and(|r| r.status == 200) {
+                return Ok(srv);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = srv.child.kill();
+        let _ = srv.child.wait();
+        Err(srv.stderr())
     }
 
     pub fn stderr(&self) -> String {
