@@ -112,25 +112,31 @@ pub(super) fn send_pending(fd: &Fd, session: Option<&mut Session>) -> io::Result
 
 /// Writes `parts` in order; returns how many plaintext bytes were taken. As with writev, fewer
 /// than offered means the socket is full. With TLS, nothing is taken while earlier records
-/// wait, and plaintext is taken one rustls buffer (64 KB) at a time, each sent before the next.
+/// wait, and plaintext is taken one rustls buffer (64 KB) at a time, each sent before the next;
+/// the parts are taken together, so small WebSocket frames share records.
 pub(super) fn writev(fd: &Fd, session: Option<&mut Session>, parts: &[&[u8]]) -> io::Result<usize> {
     let Some(s) = session else { return net::writev(fd, parts) };
     if !send_pending(fd, Some(&mut *s))? {
         return Err(ErrorKind::WouldBlock.into());
     }
+    let total: usize = parts.iter().take(net::WRITEV_MAX).map(|p| p.len()).sum();
     let mut taken = 0;
-    for p in parts {
-        let mut done = 0;
-        while done < p.len() {
-            let n = s.writer().write(&p[done..])?;
-            done += n;
-            taken += n;
-            if !send_pending(fd, Some(&mut *s))? {
-                return Ok(taken);
+    while taken < total {
+        let mut slices: [io::IoSlice<'_>; net::WRITEV_MAX] = [io::IoSlice::new(&[]); net::WRITEV_MAX];
+        let (mut n, mut skip) = (0, taken);
+        for p in parts.iter().take(net::WRITEV_MAX) {
+            if skip >= p.len() {
+                skip -= p.len();
+                continue;
             }
-            if n == 0 {
-                return Ok(taken); // cannot happen: rustls's buffer was just emptied
-            }
+            slices[n] = io::IoSlice::new(&p[skip..]);
+            skip = 0;
+            n += 1;
+        }
+        let wrote = s.writer().write_vectored(&slices[..n])?;
+        taken += wrote;
+        if !send_pending(fd, Some(&mut *s))? || wrote == 0 {
+            break;
         }
     }
     Ok(taken)
