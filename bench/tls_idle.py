@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """bench/tls_idle.py PID PORT CAFILE COUNT [COOKIE]: the resident cost of idle TLS connections.
+CAFILE "-" speaks plain HTTP and ws:// instead, for the comparison.
 
 Opens COUNT HTTPS connections to localhost:PORT (each finishes its handshake and one GET /up, so
 every buffer a served connection touches has been used), lets the server go idle, and prints the
@@ -26,8 +27,11 @@ def settle():
     return rss_kib()
 
 
-ctx = ssl.create_default_context(cafile=cafile)
-ctx.set_alpn_protocols(["http/1.1"])
+ctx = None
+if cafile != "-":
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.set_alpn_protocols(["http/1.1"])
+scheme = "http" if ctx is None else "https"
 
 
 def read_head(s):
@@ -42,7 +46,7 @@ def read_head(s):
 
 def open_one():
     raw = socket.create_connection(("127.0.0.1", port))
-    s = ctx.wrap_socket(raw, server_hostname="localhost")
+    s = raw if ctx is None else ctx.wrap_socket(raw, server_hostname="localhost")
     if cookie is None:
         s.sendall(f"GET /up HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
         buf = read_head(s)
@@ -53,7 +57,7 @@ def open_one():
     else:
         s.sendall(
             (
-                f"GET /cable HTTP/1.1\r\nHost: localhost:{port}\r\nOrigin: https://localhost:{port}\r\n"
+                f"GET /cable HTTP/1.1\r\nHost: localhost:{port}\r\nOrigin: {scheme}://localhost:{port}\r\n"
                 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                 "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: actioncable-v1-json\r\n"
                 f"Cookie: session_token={cookie}\r\n\r\n"
@@ -75,7 +79,7 @@ for _ in range(count):
 opened_s = time.time() - t0
 after = settle()
 print(json.dumps({
-    "kind": "wss_cable" if cookie else "https_keepalive",
+    "kind": ("wss_cable" if cookie else "https_keepalive") if ctx else ("ws_cable" if cookie else "http_keepalive"),
     "connections": count,
     "rss_before_kib": before,
     "rss_after_kib": after,
