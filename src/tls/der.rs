@@ -112,7 +112,8 @@ pub fn time(tag: u8, body: &[u8]) -> Option<i64> {
         _ => return None,
     };
     let b = full.as_bytes();
-    if b[14] != b'Z' {
+    // Digits then `Z`: also what makes the slicing below land on character boundaries.
+    if b[14] != b'Z' || !b[..14].iter().all(u8::is_ascii_digit) {
         return None;
     }
     let iso = format!("{}-{}-{}T{}:{}:{}Z", &full[0..4], &full[4..6], &full[6..8], &full[8..10], &full[10..12], &full[12..14]);
@@ -154,5 +155,7 @@ mod tests {
         assert_eq!(time(UTC_TIME, b"491231235959Z"), Some(2524607999));
         assert_eq!(time(GENERALIZED_TIME, b"20380119031408Z"), Some(2147483648));
         assert_eq!(time(UTC_TIME, b"700101000000+0100"), None);
+        // 13 bytes with a two-byte character where a digit belongs: None, not a slicing panic.
+        assert_eq!(time(UTC_TIME, "7\u{e9}010100000Z".as_bytes()), None);
     }
 }
