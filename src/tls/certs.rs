@@ -161,4 +161,18 @@ mod tests {
         assert!(from_pem(b"nothing", other.as_bytes()).is_err());
         assert!(leaf_facts(b"\x30\x03\x30\x01\x00").is_none());
     }
+
+    #[test]
+    fn truncated_or_flipped_certificates_never_panic() {
+        use rustls::pki_types::pem::PemObject;
+        let (c, _) = make(&["a.example"], (-1, 30));
+        let der = CertificateDer::from_pem_slice(c.as_bytes()).unwrap().to_vec();
+        assert!(leaf_facts(&der).is_some());
+        for n in 0..der.len() {
+            assert!(leaf_facts(&der[..n]).is_none());
+            let mut flipped = der.clone();
+            flipped[n] ^= 0xff;
+            let _ = leaf_facts(&flipped);
+        }
+    }
 }
