@@ -1,7 +1,9 @@
 //! Certificates over ACME against a real RFC 8555 server: Debian's `pebble`, validating our
 //! HTTP-01 answers over loopback. Then curl, trusting only pebble's root, gets 200 from
 //! https://localhost:HTTPS_PORT/up; HTTP_PORT redirects; the account key and certificate are
-//! stored with mode 0600 and a restart serves the stored certificate without a new order.
+//! stored with mode 0600 and a restart serves the stored certificate without a new order; a
+//! stored certificate within 30 days of expiry keeps being served while renewal fails, and is
+//! replaced once the ACME server answers.
 //! Skipped (with a reason) when pebble is not installed, except under CI=true.
 
 mod tls_support;
@@ -115,5 +117,42 @@ fn pebble_issues_a_certificate_over_http_01() {
     let again = connect(https_port, &client_trusting(&root)).unwrap().conn.peer_certificates().unwrap()[0].to_vec();
     assert_eq!(served, again);
     drop(srv);
+
+    // A stored certificate 10 days from expiry is served at once and is due for renewal. With
+    // the ACME server unreachable, the failure is logged and retried while it keeps serving.
+    let soon = ymd(campfire::crypto::time::now_ms() / 1000 + 10 * 86_400);
+    let (short_chain, short_key) = api_ca.leaf(&["localhost"], (2025, 1, 1), soon);
+    std::fs::write(dir.join("storage/tls/certificate.pem"), &short_chain).unwrap();
+    std::fs::write(dir.join("storage/tls/private_key.pem"), &short_key).unwrap();
+    let either = client_trusting(format!("{}{}", api_ca.pem(), String::from_utf8_lossy(&root)).as_bytes());
+    let dead = format!("https://localhost:{}/dir", free_port());
+    let down = [("SSL_DOMAIN", "localhost"), ("ACME_DIRECTORY", dead.as_str()), ("ACME_CA_FILE", ca_file.as_str())];
+    let srv = Server::start_on(&dir, https_port, http_port, &down, &api_ca.client(), Duration::from_secs(20)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !srv.stderr().contains("retrying in") {
+        assert!(Instant::now() < deadline, "{}", srv.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(fetch(https_port, &api_ca.client(), "/up").unwrap().status, 200, "the running certificate stays");
+    drop(srv);
+
+    // With the ACME server back, the due certificate is renewed and replaced while serving.
+    let srv = Server::start_on(&dir, https_port, http_port, &env, &either, Duration::from_secs(20)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while connect(https_port, &client_trusting(&root)).is_err() {
+        assert!(Instant::now() < deadline, "not renewed: {}", srv.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(srv.stderr().contains("ACME: certificate for localhost installed"), "{}", srv.stderr());
+    let renewed = std::fs::read_to_string(dir.join("storage/tls/certificate.pem")).unwrap();
+    assert_ne!(renewed, short_chain);
+    drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn ymd(t: i64) -> (i32, u8, u8) {
+    let mut out = Vec::new();
+    campfire::crypto::time::write_iso8601(t * 1000, &mut out);
+    let s = String::from_utf8(out).unwrap();
+    (s[0..4].parse().unwrap(), s[5..7].parse().unwrap(), s[8..10].parse().unwrap())
 }
