@@ -3,7 +3,8 @@
 //! The folders are the architecture (docs/architecture.md): `sys` holds every libc call,
 //! `http` parses and writes HTTP/1.1, `server` runs the epoll loops, `db` wraps SQLite,
 //! `crypto` is Rails-compatible cryptography, `richtext` the HTML sanitizer, `views` the
-//! templates compiled by build.rs, `assets` the embedded static files, `app` the controllers.
+//! templates compiled by build.rs, `assets` the embedded static files, `app` the controllers,
+//! `tls` HTTPS on the loops (certificates, the HTTP_PORT redirect) and `acme` its certificates.
 
 pub mod sys;
 pub mod arena;
