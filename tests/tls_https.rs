@@ -1,7 +1,8 @@
 //! HTTPS in the process (issue 14 §2) with the operator's own certificate: a real TLS client
 //! signs in, posts and receives the message over wss://; SIGHUP swaps the certificate; an
 //! expired or mismatched one stops the start with exit code 2; a client that never finishes
-//! its handshake is closed by the request timeout; HTTP_PORT only redirects.
+//! its handshake is closed by the request timeout; HTTP_PORT only redirects; plain HTTP sent to
+//! HTTPS_PORT gets a 400 saying so.
 
 mod cable_support;
 mod tls_support;
@@ -278,6 +279,13 @@ fn http_port_redirects_everything_to_https() {
     assert_eq!(r.status, 301, "the application never answers on HTTP_PORT");
     let r = plain("GET /.well-known/acme-challenge/nothing-pending HTTP/1.1\r\nHost: localhost\r\n\r\n");
     assert_eq!(r.status, 404);
+    // Plain HTTP sent to the HTTPS port is told so in HTTP.
+    let mut s = TcpStream::connect(("127.0.0.1", srv.https_port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /up HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(r.status, 400);
+    assert!(String::from_utf8_lossy(&r.body).contains("https://"), "{r:?}");
     let r = plain("GET / HTTP/1.1\r\nHost: evil.example/x\r\n\r\n");
     assert!(r.status == 400 || r.header("location").is_some_and(|l| !l.contains("evil")), "{r:?}");
     drop(srv);

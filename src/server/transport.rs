@@ -16,6 +16,8 @@ use crate::sys::{net, Fd};
 use rustls::ServerConnection;
 use std::io::{self, ErrorKind, Read, Write};
 
+const PLAIN_HTTP_ON_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 44\r\nConnection: close\r\n\r\nThis port speaks HTTPS: use an https:// URL\n";
+
 /// A boxed session: a few hundred bytes of pointers in `Conn` would cost every plain
 /// connection too.
 pub(super) type Session = Box<ServerConnection>;
@@ -78,8 +80,14 @@ pub(super) fn read(fd: &Fd, session: Option<&mut Session>, buf: &mut [u8]) -> io
             }
             Ok(_) => {
                 if let Err(e) = s.process_new_packets() {
-                    // rustls queued an alert saying why; send it if the socket takes it.
-                    let _ = send_pending(fd, Some(s));
+                    if s.is_handshaking() && e == rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) {
+                        // Plain HTTP on the HTTPS port (`GET` is no TLS record type): say so
+                        // in HTTP, which that client reads, rather than in a TLS alert.
+                        let _ = net::writev(fd, &[PLAIN_HTTP_ON_TLS]);
+                    } else {
+                        // rustls queued an alert saying why; send it if the socket takes it.
+                        let _ = send_pending(fd, Some(s));
+                    }
                     return Err(io::Error::new(ErrorKind::InvalidData, e));
                 }
                 if s.wants_write() {
