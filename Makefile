@@ -60,6 +60,11 @@ bench-quick: campfire-room
 bench-cgroup: campfire-room
 	bench/cgroup.sh
 
+# The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
+# certificate and bytes (docs/bench.md "HTTPS").
+bench-https: campfire-room
+	bench/https.sh
+
 clean:
 	cargo clean
 	rm -f campfire-room

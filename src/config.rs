@@ -12,6 +12,7 @@
 //! | CAMPFIRE_MAX_* , *_TIMEOUT_MS | http::limits, below | see README.md |
 //! | CAMPFIRE_TRUSTED_PROXIES | Rails' list; none with SSL_DOMAIN | peers whose forwarding headers are believed |
 //! | CAMPFIRE_WS_* , CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS | `WsLimits` | see README.md |
+//! | SSL_DOMAIN, TLS_*, HTTP(S)_PORT, ACME_* | HTTPS off | `tls::settings` |
 
 use crate::http::limits::{self, Limits};
 use crate::http::trusted::TrustedProxies;
@@ -71,6 +72,8 @@ pub struct Config {
     pub trusted_proxies: TrustedProxies,
     /// CAMPFIRE_TEST_ROUTES=1 adds routes only the integration tests use (`POST /__echo`).
     pub test_routes: bool,
+    /// HTTPS in the process (issue 14 §2): None when off; parsed by `tls::settings`.
+    pub tls: Option<crate::tls::settings::Settings>,
 }
 
 impl Config {
@@ -103,6 +106,7 @@ impl Config {
             max_body: num(&get, "CAMPFIRE_MAX_BODY", limits::MAX_BODY, 0, 1 << 30)?,
             max_upload: num(&get, "CAMPFIRE_MAX_UPLOAD", limits::MAX_UPLOAD, 0, 1 << 30)?,
         };
+        let tls = crate::tls::settings::from_lookup(&get)?;
         Ok(Config {
             port: num(&get, "PORT", 3000, 0, 65535)? as u16,
             database_path,
@@ -122,8 +126,9 @@ impl Config {
                 write_stall_ms: num(&get, "CAMPFIRE_WS_WRITE_STALL_MS", WS_WRITE_STALL_MS as usize, 100, 86_400_000)? as u64,
                 max_subscriptions: num(&get, "CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS", CABLE_MAX_SUBSCRIPTIONS, 1, 4096)?,
             },
-            trusted_proxies: trusted_proxies(&get)?,
             test_routes: flag(&get, "CAMPFIRE_TEST_ROUTES", false)?,
+            trusted_proxies: trusted_proxies(&get, tls.is_some())?,
+            tls,
         })
     }
 
@@ -167,6 +172,7 @@ impl std::fmt::Debug for Config {
             .field("ws", &self.ws)
             .field("trusted_proxies", &self.trusted_proxies)
             .field("test_routes", &self.test_routes)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -196,12 +202,12 @@ fn stored_secret(path: &Path) -> Result<String, String> {
 }
 
 /// `CAMPFIRE_TRUSTED_PROXIES` when set (empty: nobody). Unset, Rails' loopback and private
-/// ranges, for a proxy beside us; but a server that terminates TLS itself (`SSL_DOMAIN`) faces
-/// the internet directly, so it believes nobody by default.
-fn trusted_proxies(get: &impl Fn(&str) -> Option<String>) -> Result<TrustedProxies, String> {
+/// ranges, for a proxy beside us; but a server that terminates TLS itself (`SSL_DOMAIN` or its
+/// own certificate) faces the clients directly, so it believes nobody by default.
+fn trusted_proxies(get: &impl Fn(&str) -> Option<String>, own_tls: bool) -> Result<TrustedProxies, String> {
     match get("CAMPFIRE_TRUSTED_PROXIES") {
         Some(v) => TrustedProxies::parse(&v).map_err(|e| format!("CAMPFIRE_TRUSTED_PROXIES: {e}")),
-        None if get("SSL_DOMAIN").is_some_and(|d| !d.trim().is_empty()) => Ok(TrustedProxies::none()),
+        None if own_tls => Ok(TrustedProxies::none()),
         None => Ok(TrustedProxies::rails_default()),
     }
 }

@@ -14,6 +14,12 @@ fn main() {
     if !sys::memory::tune_malloc() {
         eprintln!("campfire-room: malloc tuning refused; running with glibc's defaults");
     }
+    // Before any thread exists (the database writer, the ACME thread), so that only the main
+    // thread ever takes SIGTERM, SIGINT and SIGHUP (server::run waits for them).
+    if let Err(e) = sys::signal::block_stop_signals() {
+        eprintln!("campfire-room: cannot block signals: {e}");
+        std::process::exit(1);
+    }
     let mut cfg = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -37,15 +43,33 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // A certificate that cannot be served (expired, for other names, unreadable) is the
+    // operator's configuration: refuse to start rather than fail every handshake.
+    let tls = match cfg.tls.as_ref().map(|s| campfire::tls::Tls::start(s, &cfg.storage_path)) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            eprintln!("campfire-room: TLS configuration error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Some(t) = tls.as_ref().filter(|t| t.slot.not_after() == 0) {
+        // The ACME thread (started by server::serve once HTTP_PORT listens) orders one.
+        eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
+    }
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");
     }
-    eprintln!(
-        "campfire-room: port {} loops {} database {}",
-        cfg.port,
-        cfg.loops,
-        cfg.database_path.display()
-    );
+    match &cfg.tls {
+        Some(t) => eprintln!(
+            "campfire-room: https port {} (http port {} redirects) loops {} database {}",
+            t.https_port,
+            t.http_port,
+            cfg.loops,
+            cfg.database_path.display()
+        ),
+        None => eprintln!("campfire-room: port {} loops {} database {}", cfg.port, cfg.loops, cfg.database_path.display()),
+    }
     let env = app::Env::from_lookup(|k| std::env::var(k).ok());
     let shared = match app::Shared::start(cfg.clone(), env) {
         Ok(s) => s,
@@ -54,7 +78,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let result = server::run(&cfg, |i| match app::Ctx::new(&shared) {
+    let result = server::run(&cfg, tls.as_ref(), |i| match app::Ctx::new(&shared) {
         Ok(cx) => {
             // This loop's startup (and the process's: schema checks, SQLite's DDL parser,
             // configuration) is done: let its code pages and freed heap go, so that idle RSS

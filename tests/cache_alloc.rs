@@ -115,6 +115,7 @@ fn a_whole_request() {
     let mut counted = None;
     campfire::server::serve(
         &cfg,
+        None,
         |_| campfire::app::Ctx::new(&shared).unwrap(),
         |port, stop| {
             let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -68,10 +68,11 @@ fn active_user(c: &db::Conn, email: &str) -> Result<User, String> {
 }
 
 /// Where people reach this server, for a link printed outside any request: the first
-/// `SSL_DOMAIN` over HTTPS, else this machine on `PORT`.
+/// `SSL_DOMAIN` over HTTPS (with `HTTPS_PORT` unless 443), else this machine on `PORT`.
 fn public_origin(cfg: &Config) -> String {
-    match std::env::var("SSL_DOMAIN").ok().as_deref().and_then(|d| d.split(',').map(str::trim).find(|d| !d.is_empty())) {
-        Some(domain) => format!("https://{domain}"),
+    match cfg.tls.as_ref().and_then(|t| t.domains.first().map(|d| (d, t.https_port))) {
+        Some((domain, 443)) => format!("https://{domain}"),
+        Some((domain, port)) => format!("https://{domain}:{port}"),
         None => format!("http://localhost:{}", cfg.port),
     }
 }

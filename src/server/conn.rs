@@ -25,6 +25,8 @@ pub(super) struct Conn {
     pub peer: IpAddr,
     /// The connection is this server's own TLS (requests on it are HTTPS).
     pub tls: bool,
+    /// Its rustls session when `tls` (see `transport`).
+    pub session: Option<super::transport::Session>,
     /// Fully initialised (len is the usable size); empty when the connection holds no buffer.
     pub buf: Vec<u8>,
     pub start: usize,
@@ -66,6 +68,7 @@ impl Conn {
             fd,
             peer,
             tls: false,
+            session: None,
             buf: Vec::new(),
             start: 0,
             end: 0,
@@ -88,9 +91,9 @@ impl Conn {
         }
     }
 
-    /// Output is waiting: response bytes, or queued WebSocket frames.
+    /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len() || self.ws.as_ref().is_some_and(|w| w.queue.unsent() > 0)
+        self.out_pos < self.out.len() || self.ws.as_ref().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
     }
 
     /// Bytes waiting to be sent.

@@ -9,6 +9,7 @@
 use super::access_log::AccessLog;
 use super::completion::{Done, Queue};
 use super::conn::{Conn, Parked};
+use super::transport;
 use super::websocket::{self as ws, Address, Mail, Mailbox, SocketState, Ws};
 use std::collections::VecDeque;
 use super::{Call, Flow, Handler, Stop};
@@ -81,10 +82,12 @@ pub(super) struct Setup<H> {
     max_connections: usize,
     ws: crate::config::WsLimits,
     spool_dir: std::path::PathBuf,
+    /// Connections accepted on `listener` speak TLS with this configuration.
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl<H: Handler> Setup<H> {
-    pub fn new(index: usize, listener: Fd, cfg: &Config) -> std::io::Result<Setup<H>> {
+    pub fn new(index: usize, listener: Fd, cfg: &Config, tls: Option<Arc<rustls::ServerConfig>>) -> std::io::Result<Setup<H>> {
         let queue = Arc::new(Queue { loop_index: index, items: Mutex::new(Vec::new()), bell: Arc::new(EventFd::new()?) });
         let mailbox = Arc::new(Mailbox::new(queue.bell.clone()));
         Ok(Setup {
@@ -101,6 +104,7 @@ impl<H: Handler> Setup<H> {
             max_connections: cfg.max_connections,
             ws: cfg.ws,
             spool_dir: cfg.storage_path.join("tmp"),
+            tls,
         })
     }
 
@@ -129,6 +133,7 @@ impl<H: Handler> Setup<H> {
             max_connections: self.max_connections,
             ws: self.ws,
             spool_dir: self.spool_dir,
+            tls: self.tls,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -177,6 +182,7 @@ struct Loop<H: Handler> {
     ws: crate::config::WsLimits,
     /// Where large upload bodies are spooled (`<storage>/tmp`, files unlinked at once).
     spool_dir: std::path::PathBuf,
+    tls: Option<Arc<rustls::ServerConfig>>,
     slots: Vec<Slot<H::Socket>>,
     free: Vec<u32>,
     live: usize,
@@ -296,12 +302,22 @@ impl<H: Handler> Loop<H> {
             match net::accept(listener) {
                 Ok(Some((fd, peer))) => {
                     if self.live >= self.max_connections {
-                        // Best effort: a fresh socket's send buffer takes these few bytes.
-                        let _ = net::writev(&fd, &[REFUSED_FULL]);
+                        // Best effort: a fresh socket's send buffer takes these few bytes
+                        // (a TLS client would not understand them before its handshake).
+                        if self.tls.is_none() {
+                            let _ = net::writev(&fd, &[REFUSED_FULL]);
+                        }
                         self.log.refused(503, "connection limit reached");
                         continue;
                     }
-                    self.insert(Conn::new(fd, peer));
+                    let mut conn = Conn::new(fd, peer);
+                    if let Some(config) = &self.tls {
+                        match rustls::ServerConnection::new(config.clone()) {
+                            Ok(session) => conn.start_tls(session, self.now),
+                            Err(_) => continue,
+                        }
+                    }
+                    self.insert(conn);
                 }
                 Ok(None) => return,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)) => {
@@ -411,6 +427,7 @@ impl<H: Handler> Loop<H> {
                     self.close(idx);
                     return;
                 }
+                c.close_notify();
                 net::shutdown_write(&c.fd);
                 c.lingering = true;
                 c.start = c.end;
@@ -530,7 +547,7 @@ impl<H: Handler> Loop<H> {
             }
         }
         let room = c.buf.len() - c.end;
-        match net::read(&c.fd, &mut c.buf[c.end..]) {
+        match c.recv(c.end..c.buf.len()) {
             Ok(0) => {
                 c.eof = true;
                 c.readable = false;
@@ -986,7 +1003,7 @@ impl<H: Handler> Loop<H> {
             u64::MAX
         } else if c.pending_out() {
             c.out_since + req
-        } else if c.has_input() || c.spool.is_some() {
+        } else if c.has_input() || c.spool.is_some() || c.handshaking() {
             c.partial_since.max(1) + req
         } else {
             now + idle
@@ -1019,8 +1036,10 @@ impl<H: Handler> Loop<H> {
             }
             if c.has_input() && !c.pending_out() {
                 // A slow or stalled client: tell it why, without waiting for it to listen.
-                let _ = net::writev(&c.fd, &[b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"]);
+                let _ = c.send(&[b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"], now);
                 self.log.refused(408, "request not received in time");
+            } else if c.handshaking() {
+                self.log.refused(408, "TLS handshake not finished in time");
             } else if c.pending_out() {
                 self.log.refused(0, "client stopped reading");
             }
@@ -1138,7 +1157,7 @@ fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
         return;
     }
     let total = a.len() + b.len();
-    let n = match net::writev(&c.fd, &[a, b]) {
+    let n = match c.send(&[a, b], now) {
         Ok(n) => n,
         Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
         Err(_) => {
@@ -1209,7 +1228,7 @@ fn discard_input(c: &mut Conn) {
         if !c.readable {
             return;
         }
-        match net::read(&c.fd, &mut scratch) {
+        match c.recv_into(&mut scratch) {
             Ok(0) => {
                 c.eof = true;
                 return;
@@ -1232,8 +1251,11 @@ fn discard_input(c: &mut Conn) {
 /// Sends queued output until it is gone or the socket is full: the response bytes first, then
 /// a socket's queued frames.
 fn flush(c: &mut Conn, now: u64) {
+    if !c.send_tls_pending(now) {
+        return;
+    }
     while c.out_pos < c.out.len() {
-        match net::writev(&c.fd, &[&c.out[c.out_pos..]]) {
+        match transport::writev(&c.fd, c.session.as_mut(), &[&c.out[c.out_pos..]]) {
             Ok(n) => {
                 c.out_pos += n;
                 c.out_since = now;
@@ -1258,9 +1280,10 @@ fn flush(c: &mut Conn, now: u64) {
     if c.out.capacity() > OUT_KEEP {
         c.out = Vec::new();
     }
-    let Some(f) = c.ws.as_deref_mut() else { return };
+    let Conn { fd, session, ws, .. } = c;
+    let Some(f) = ws.as_deref_mut() else { return };
     let mut progress = false;
-    match f.queue.write(&c.fd, &mut progress) {
+    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
         ws::Wrote::All => {}
         ws::Wrote::Blocked => c.writable = false,
         ws::Wrote::Failed => c.dead = true,

@@ -12,6 +12,8 @@ mod access_log;
 mod completion;
 mod conn;
 mod event_loop;
+mod redirect;
+mod transport;
 pub mod websocket;
 
 pub use completion::Parker;
@@ -21,6 +23,8 @@ use crate::arena::Arena;
 use crate::config::Config;
 use crate::http::{Request, Response};
 use crate::sys;
+use redirect::Redirect;
+use crate::tls::Tls;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -138,27 +142,42 @@ impl Stop {
 
 /// Runs the server until SIGTERM or SIGINT, then drains and returns Ok. `make(i)` builds loop
 /// `i`'s handler on that loop's thread. Must be called before any other thread is started
-/// (the stop signals are blocked here and the mask is inherited).
-pub fn run<H: Handler>(cfg: &Config, make: impl Fn(usize) -> H + Sync) -> std::io::Result<()> {
+/// (the stop signals are blocked here and the mask is inherited). With `tls`, SIGHUP reloads
+/// the operator's certificate.
+pub fn run<H: Handler>(cfg: &Config, tls: Option<&Arc<Tls>>, make: impl Fn(usize) -> H + Sync) -> std::io::Result<()> {
     sys::signal::block_stop_signals()?;
-    serve(cfg, make, |_port, stop| {
+    serve(cfg, tls, make, |_port, stop| loop {
         let sig = sys::signal::wait_stop_signal();
+        if sig == libc::SIGHUP {
+            match tls.map(|t| t.reload()) {
+                Some(Ok(what)) => eprintln!("campfire-room: SIGHUP: {what}"),
+                Some(Err(e)) => eprintln!("campfire-room: SIGHUP: {e}; still serving the previous certificate"),
+                None => eprintln!("campfire-room: SIGHUP: no TLS certificate to reload"),
+            }
+            continue;
+        }
         eprintln!("campfire-room: signal {sig}, draining");
         stop.trigger();
+        return;
     })
 }
 
 /// Runs the loops, calls `until(port, stop)` on the calling thread (it returns once it has
 /// triggered `stop`, or right away if it arranged for someone else to), then waits for the loops
 /// to finish. `port` is the bound port (useful when `cfg.port` is 0). Used by `run` and tests.
+///
+/// With `tls`, the loops listen on HTTPS_PORT and speak TLS, and one more loop serves the plain
+/// HTTP_PORT: ACME challenges and redirects (`redirect`).
 pub fn serve<H: Handler>(
     cfg: &Config,
+    tls: Option<&Arc<Tls>>,
     make: impl Fn(usize) -> H + Sync,
     until: impl FnOnce(u16, &Arc<Stop>),
 ) -> std::io::Result<()> {
     sys::signal::ignore_sigpipe();
     let backlog = sys::net::somaxconn();
-    let first = sys::net::listen(cfg.port, backlog)?;
+    let port = tls.map_or(cfg.port, |t| t.settings.https_port);
+    let first = sys::net::listen(port, backlog)?;
     let port = sys::net::local_port(&first)?;
     let mut listeners = vec![first];
     for _ in 1..cfg.loops.max(1) {
@@ -166,16 +185,46 @@ pub fn serve<H: Handler>(
     }
     let stop = Arc::new(Stop::new());
     let mut loops = Vec::new();
+    let server_config = tls.map(|t| t.config.clone());
     for (i, listener) in listeners.into_iter().enumerate() {
-        let lp = event_loop::Setup::new(i, listener, cfg)?;
+        let lp = event_loop::Setup::new(i, listener, cfg, server_config.clone())?;
         if let Ok(mut bells) = stop.bells.lock() {
             bells.push(lp.bell());
         }
         loops.push(lp);
     }
+    let redirect = match tls {
+        Some(t) => {
+            let listener = sys::net::listen(t.settings.http_port, backlog)?;
+            let lp = event_loop::Setup::<Redirect>::new(loops.len(), listener, cfg, None)?;
+            if let Ok(mut bells) = stop.bells.lock() {
+                bells.push(lp.bell());
+            }
+            if matches!(t.settings.source, crate::tls::settings::Source::Acme { .. }) {
+                // Now that HTTP_PORT is listening, the ACME server can reach its challenges.
+                crate::acme::start(t.clone())?;
+            }
+            Some((lp, t.clone()))
+        }
+        None => None,
+    };
     let make = &make;
     std::thread::scope(|s| {
         let mut handles = Vec::new();
+        if let Some((lp, t)) = redirect {
+            let st = stop.clone();
+            // Its own thread and handler: the application never sees a plain request.
+            let spawned = std::thread::Builder::new().name("loop-http".into()).spawn_scoped(s, move || {
+                if let Err(e) = lp.run(Redirect { tls: t }, &st) {
+                    eprintln!("campfire-room: HTTP_PORT loop failed: {e}");
+                    std::process::exit(1);
+                }
+            });
+            if let Err(e) = spawned {
+                stop.trigger();
+                return Err(e);
+            }
+        }
         for lp in loops {
             let st = stop.clone();
             let name = format!("loop-{}", lp.index());

@@ -71,6 +71,7 @@ fn park_and_resume_from_another_thread() {
     let cfg = config();
     serve(
         &cfg,
+        None,
         |_| Parking { to_worker: tx.lock().unwrap().clone(), resumed: 0 },
         |port, stop| {
             let worker = std::thread::spawn(move || {
@@ -130,7 +131,7 @@ fn heads_beyond_the_small_header_array_are_parsed_in_full() {
     let cfg = config();
     let max = cfg.limits.max_headers;
     let mut answers = Vec::new();
-    serve(&cfg, |_| Counting, |port, stop| {
+    serve(&cfg, None, |_| Counting, |port, stop| {
         for n in [3, 32, 33, max, max + 1] {
             // Host, n - 2 others, Connection: n fields.
             let mut req = String::from("GET / HTTP/1.1\r\nHost: t\r\n");

@@ -13,7 +13,7 @@
 
 use super::Handler;
 use crate::sys::eventfd::EventFd;
-use crate::sys::{net, Fd};
+use crate::sys::net;
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
@@ -57,9 +57,9 @@ impl FrameQueue {
         self.frames.len()
     }
 
-    /// Writes as much of the queue as `fd` takes, up to `net::WRITEV_MAX` frames per syscall.
-    /// `progress` is set when any byte went out.
-    pub fn write(&mut self, fd: &Fd, progress: &mut bool) -> Wrote {
+    /// Writes as much of the queue as `writev` (the connection's transport) takes, up to
+    /// `net::WRITEV_MAX` frames per call. `progress` is set when any byte went out.
+    pub fn write(&mut self, mut writev: impl FnMut(&[&[u8]]) -> std::io::Result<usize>, progress: &mut bool) -> Wrote {
         while self.unsent > 0 {
             let mut parts: [&[u8]; net::WRITEV_MAX] = [&[]; net::WRITEV_MAX];
             let mut offered = 0;
@@ -67,7 +67,7 @@ impl FrameQueue {
                 *p = if i == 0 { f.get(self.sent..).unwrap_or_default() } else { f };
                 offered += p.len();
             }
-            let n = match net::writev(fd, &parts) {
+            let n = match writev(&parts) {
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Wrote::Blocked,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -213,6 +213,7 @@ mod tests {
     use std::io::Read;
     use std::net::{TcpListener, TcpStream};
     use std::os::fd::IntoRawFd;
+    use crate::sys::Fd;
 
     fn pair() -> (Fd, TcpStream) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -255,7 +256,7 @@ mod tests {
         let mut blocked = 0;
         loop {
             let mut progress = false;
-            match q.write(&fd, &mut progress) {
+            match q.write(|p| net::writev(&fd, p), &mut progress) {
                 Wrote::All => break,
                 Wrote::Blocked => blocked += 1,
                 Wrote::Failed => panic!("write failed"),
@@ -279,7 +280,7 @@ mod tests {
         // The first write may still be accepted before the reset arrives.
         for _ in 0..50 {
             q.push(Arc::from(vec![1u8; 100_000]));
-            outcome = q.write(&fd, &mut false);
+            outcome = q.write(|p| net::writev(&fd, p), &mut false);
             if outcome == Wrote::Failed {
                 break;
             }

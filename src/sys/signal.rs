@@ -1,6 +1,6 @@
-//! SIGTERM / SIGINT handling without signal handlers: the main thread blocks both signals before
-//! starting any other thread (threads inherit the mask), then waits for one with sigwaitinfo.
-//! No async-signal-safety puzzles, no self-pipe.
+//! SIGTERM / SIGINT (stop) and SIGHUP (reload the TLS certificate) without signal handlers: the
+//! main thread blocks them before starting any other thread (threads inherit the mask), then
+//! waits for one with sigwaitinfo. No async-signal-safety puzzles, no self-pipe.
 
 fn stop_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset initialises it before any use.
@@ -10,11 +10,12 @@ fn stop_set() -> libc::sigset_t {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGHUP);
     }
     set
 }
 
-/// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards.
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and every thread it starts afterwards.
 pub fn block_stop_signals() -> std::io::Result<()> {
     let set = stop_set();
     // SAFETY: `set` is initialised; a null old-set pointer is allowed.
@@ -25,8 +26,8 @@ pub fn block_stop_signals() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Waits until SIGTERM or SIGINT arrives (they must be blocked, see `block_stop_signals`) and
-/// returns its number.
+/// Waits until SIGTERM, SIGINT or SIGHUP arrives (they must be blocked, see
+/// `block_stop_signals`) and returns its number.
 pub fn wait_stop_signal() -> i32 {
     let set = stop_set();
     loop {
