@@ -286,7 +286,7 @@ test("§3.10 sign-in, join, first run and settings fields have the 🌐 translat
   await visitor.goto(`${base}/join/${sql("SELECT join_code FROM accounts")}`);
   assert.equal(await visitor.locator(".field summary", { hasText: "Translate" }).count(), 3, "join: name, email, password");
   await visitor.close();
-  for (const [path, count] of [["/account/edit", 1], ["/users/me/profile", 3], ["/rooms/opens/new", 1]]) {
+  for (const [path, count] of [["/account/edit", 1], ["/users/me/profile", 4], ["/rooms/opens/new", 1]]) {
     await ada.goto(base + path);
     assert.equal(await ada.locator(".field summary", { hasText: "Translate" }).count(), count, path);
   }

@@ -184,6 +184,9 @@ impl views::users::profile::View for Profile {
     fn translate_name(&self, o: &mut Out<'_>) {
         translations::button(Phrase::YourName, o);
     }
+    fn translate_email(&self, o: &mut Out<'_>) {
+        translations::button(Phrase::EmailAddress, o);
+    }
     fn translate_password(&self, o: &mut Out<'_>) {
         translations::button(Phrase::ChangePassword, o);
     }
