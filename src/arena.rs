@@ -40,6 +40,7 @@ impl Arena {
         if self.fields.capacity() > KEEP_CAPACITY / 16 {
             self.fields = Vec::new();
         }
+        debug_assert!(self.bytes.is_empty() && self.fields.is_empty(), "a reset arena holds nothing");
     }
 }
 

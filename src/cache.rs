@@ -260,6 +260,8 @@ impl Cache {
             self.used -= old.size;
         }
         self.used += size;
+        debug_assert!(self.used <= self.budget, "the cache holds more than its budget");
+        debug_assert_eq!(self.used, self.map.values().map(|e| e.size).sum::<usize>(), "the byte count drifted from the entries");
     }
 
     /// Starts a request: forgets the previous request's key (a request that was not looked up

@@ -23,6 +23,7 @@ pub fn decode(src: &[u8], bytes: &mut Vec<u8>, fields: &mut Vec<Field>) {
         let n1 = bytes.len() as u32;
         super::url::percent_decode_into(v, true, bytes);
         let v1 = bytes.len() as u32;
+        debug_assert!(n0 <= n1 && n1 <= v1, "a field's ranges run backwards");
         fields.push(Field { name: (n0, n1), value: (n1, v1) });
     }
 }

@@ -1,0 +1,209 @@
+//! Connection I/O: reading into a connection's buffer (lent by the loop, given back when
+//! idle), sending and queueing output, discarding a closing connection's input. Every byte goes
+//! through the connection's transport (plain socket or TLS, `server::transport`).
+
+use super::*;
+
+impl<H: Handler> Loop<H> {
+    /// Gives the lent read buffer back to the loop, so idle connections hold none. A connection
+    /// waiting for the rest of a small request keeps only a small copy of what it has: a
+    /// thousand slow clients must not pin a thousand full-size buffers.
+    pub(super) fn release_buffer(&mut self, idx: usize) {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let Some(c) = slot.conn.as_mut() else { return };
+        if c.buf.len() > READ_CHUNK && !c.has_input() {
+            // A buffer grown for an upload is freed once the request is done, not kept for
+            // the life of the connection.
+            c.buf = Vec::new();
+            c.start = 0;
+            c.end = 0;
+            return;
+        }
+        if c.buf.len() != READ_CHUNK {
+            return;
+        }
+        let left = c.end - c.start;
+        let buf = if !c.has_input() {
+            c.start = 0;
+            c.end = 0;
+            std::mem::take(&mut c.buf)
+        } else if left <= SMALL_BUFFER {
+            let mut small = vec![0; SMALL_BUFFER];
+            small[..left].copy_from_slice(&c.buf[c.start..c.end]);
+            c.start = 0;
+            c.end = left;
+            std::mem::replace(&mut c.buf, small)
+        } else {
+            return;
+        };
+        if self.spare.is_empty() {
+            self.spare = buf;
+        }
+    }
+
+    /// Reads once into the connection's buffer. True when bytes arrived.
+    pub(super) fn read_more(&mut self, idx: usize) -> bool {
+        let max_buffer = self.limits.max_header_bytes + self.limits.max_any_body() + READ_CHUNK;
+        let now = self.now;
+        let Some(slot) = self.slots.get_mut(idx) else { return false };
+        let Some(c) = slot.conn.as_mut() else { return false };
+        if c.end == c.buf.len() {
+            if c.buf.is_empty() {
+                c.buf = if self.spare.is_empty() { vec![0; READ_CHUNK] } else { std::mem::take(&mut self.spare) };
+                c.start = 0;
+                c.end = 0;
+            } else if c.start > 0 {
+                c.buf.copy_within(c.start..c.end, 0);
+                c.end -= c.start;
+                c.start = 0;
+            } else if c.buf.len() < max_buffer {
+                let len = (c.buf.len() * 2).min(max_buffer);
+                c.buf.resize(len, 0);
+            } else {
+                // The parser's limits stop a request before this; a full buffer here means
+                // pipelined requests beyond any reason.
+                c.dead = true;
+                return false;
+            }
+        }
+        debug_assert!(c.end < c.buf.len(), "reading into a full buffer");
+        let room = c.buf.len() - c.end;
+        match c.recv(c.end..c.buf.len()) {
+            Ok(0) => {
+                c.eof = true;
+                c.readable = false;
+                false
+            }
+            Ok(n) => {
+                if n < room {
+                    // A short read drained the socket; the next arrival raises a new edge.
+                    c.readable = false;
+                    if c.rdhup {
+                        c.eof = true;
+                    }
+                }
+                if c.partial_since == 0 && c.start == c.end {
+                    c.partial_since = now;
+                }
+                c.end += n;
+                true
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                c.readable = false;
+                false
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => true,
+            Err(_) => {
+                c.dead = true;
+                false
+            }
+        }
+    }
+}
+
+/// Writes `a` then `b` with one writev when nothing is queued before them; whatever the socket
+/// does not take is copied to the connection's output buffer.
+pub(super) fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
+    if c.pending_out() || !c.writable {
+        if !c.pending_out() {
+            c.out_since = now;
+        }
+        c.out.extend_from_slice(a);
+        c.out.extend_from_slice(b);
+        return;
+    }
+    let total = a.len() + b.len();
+    let n = match c.send(&[a, b], now) {
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => 0,
+        Err(_) => {
+            c.dead = true;
+            return;
+        }
+    };
+    if n < total {
+        c.writable = false;
+        c.out_since = now;
+        if n < a.len() {
+            c.out.extend_from_slice(&a[n..]);
+            c.out.extend_from_slice(b);
+        } else {
+            c.out.extend_from_slice(&b[n - a.len()..]);
+        }
+    }
+}
+
+/// Reads and throws away what a lingering connection still sends, until the socket is empty
+/// (edge-triggered: we must drain it) or the peer closes. Bounded per call so one client cannot
+/// hold the loop; the linger deadline ends the rest.
+pub(super) fn discard_input(c: &mut Conn) {
+    let mut scratch = [0u8; 4096];
+    for _ in 0..64 {
+        if !c.readable {
+            return;
+        }
+        match c.recv_into(&mut scratch) {
+            Ok(0) => {
+                c.eof = true;
+                return;
+            }
+            Ok(n) if n < scratch.len() => {
+                c.readable = false;
+                c.eof = c.rdhup;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => c.readable = false,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => {
+                c.dead = true;
+                return;
+            }
+        }
+    }
+}
+
+/// Sends queued output until it is gone or the socket is full: the response bytes first, then
+/// a socket's queued frames.
+pub(super) fn flush(c: &mut Conn, now: u64) {
+    if !c.send_tls_pending(now) {
+        return;
+    }
+    while c.out_pos < c.out.len() {
+        match transport::writev(&c.fd, c.session.as_mut(), &[&c.out[c.out_pos..]]) {
+            Ok(n) => {
+                debug_assert!(n <= c.out.len() - c.out_pos, "the transport wrote more than it was given");
+                c.out_pos += n;
+                c.out_since = now;
+                if c.out_pos < c.out.len() {
+                    c.writable = false;
+                    return;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                c.writable = false;
+                return;
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => {
+                c.dead = true;
+                return;
+            }
+        }
+    }
+    c.out.clear();
+    c.out_pos = 0;
+    if c.out.capacity() > OUT_KEEP {
+        c.out = Vec::new();
+    }
+    let Conn { fd, session, ws, .. } = c;
+    let Some(f) = ws.as_deref_mut() else { return };
+    let mut progress = false;
+    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
+        ws::Wrote::All => {}
+        ws::Wrote::Blocked => c.writable = false,
+        ws::Wrote::Failed => c.dead = true,
+    }
+    if progress {
+        c.out_since = now;
+    }
+}
