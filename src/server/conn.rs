@@ -4,8 +4,10 @@
 //! buffer at all (the loop lends it one for each read and takes it back when everything was
 //! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
 //! Output: `out[out_pos..]` holds response bytes the socket would not take yet; a WebSocket's
-//! frames wait after them in its own queue of shared frames (`ws.queue`).
+//! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`).
 
+use super::websocket::SocketState;
+use crate::http::spool::Spool;
 use crate::http::Method;
 use crate::sys::Fd;
 use std::net::IpAddr;
@@ -49,17 +51,26 @@ pub(super) struct Conn {
     pub lingering: bool,
     /// `100 Continue` already sent for the request in progress.
     pub continue_sent: bool,
-    pub parked: Option<Parked>,
+    /// What the connection is doing: its modes exclude each other by construction.
+    pub mode: Mode,
     /// When the first byte of the request in progress arrived (ms; 0 = none in progress).
     pub partial_since: u64,
     /// When output last made progress (ms), for the stalled-reader timeout.
     pub out_since: u64,
     /// When this connection times out (ms, monotonic; u64::MAX = never).
     pub deadline: u64,
-    /// Set once the connection has become a WebSocket (after its 101).
-    pub ws: Option<Box<super::websocket::SocketState>>,
+}
+
+/// What a connection is doing beside reading and writing bytes.
+pub(super) enum Mode {
+    /// Reading requests and answering them, in order.
+    Requests,
     /// A large upload's body being written to disk (its head is kept in the spool).
-    pub spool: Option<Box<crate::http::spool::Spool>>,
+    Spooling(Box<Spool>),
+    /// The request's handler parked; its response is filled from another thread.
+    Parked(Parked),
+    /// A WebSocket, from its 101 on.
+    Socket(Box<SocketState>),
 }
 
 impl Conn {
@@ -82,23 +93,69 @@ impl Conn {
             close_after: false,
             lingering: false,
             continue_sent: false,
-            parked: None,
+            mode: Mode::Requests,
             partial_since: 0,
             out_since: 0,
             deadline: u64::MAX,
-            ws: None,
-            spool: None,
+        }
+    }
+
+    pub fn is_socket(&self) -> bool {
+        matches!(self.mode, Mode::Socket(_))
+    }
+
+    pub fn socket(&self) -> Option<&SocketState> {
+        match &self.mode {
+            Mode::Socket(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn socket_mut(&mut self) -> Option<&mut SocketState> {
+        match &mut self.mode {
+            Mode::Socket(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_parked(&self) -> bool {
+        matches!(self.mode, Mode::Parked(_))
+    }
+
+    /// The parked request's record, leaving the connection reading requests again.
+    pub fn take_parked(&mut self) -> Option<Parked> {
+        match std::mem::replace(&mut self.mode, Mode::Requests) {
+            Mode::Parked(p) => Some(p),
+            other => {
+                self.mode = other;
+                None
+            }
+        }
+    }
+
+    pub fn is_spooling(&self) -> bool {
+        matches!(self.mode, Mode::Spooling(_))
+    }
+
+    /// The finished (or failed) upload's spool, leaving the connection reading requests again.
+    pub fn take_spool(&mut self) -> Option<Box<Spool>> {
+        match std::mem::replace(&mut self.mode, Mode::Requests) {
+            Mode::Spooling(sp) => Some(sp),
+            other => {
+                self.mode = other;
+                None
+            }
         }
     }
 
     /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len() || self.ws.as_ref().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+        self.out_pos < self.out.len() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
     }
 
     /// Bytes waiting to be sent.
     pub fn unsent(&self) -> usize {
-        self.out.len() - self.out_pos + self.ws.as_ref().map_or(0, |w| w.queue.unsent())
+        self.out.len() - self.out_pos + self.socket().map_or(0, |w| w.queue.unsent())
     }
 
     pub fn has_input(&self) -> bool {
@@ -107,6 +164,6 @@ impl Conn {
 
     /// Idle: nothing read, nothing to write, nothing parked.
     pub fn idle(&self) -> bool {
-        !self.has_input() && !self.pending_out() && self.parked.is_none() && self.spool.is_none()
+        !self.has_input() && !self.pending_out() && !self.is_parked() && !self.is_spooling()
     }
 }

@@ -8,7 +8,7 @@ impl<H: Handler> Loop<H> {
     pub(super) fn ws_start(&mut self, idx: usize, state: H::Socket, deflate: bool) {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let Some(c) = slot.conn.as_mut() else { return };
-        c.ws = Some(Box::new(SocketState { deflate, ..SocketState::default() }));
+        c.mode = Mode::Socket(Box::new(SocketState { deflate, ..SocketState::default() }));
         // Action Cable clients send nothing unprompted, so a peer that vanished without a FIN
         // would otherwise hold its slot until our pings fill its send buffer; the kernel's
         // probes find it within about 90 s. Best effort: a socket without them still works.
@@ -26,7 +26,7 @@ impl<H: Handler> Loop<H> {
         let now = self.now;
         let Loop { slots, handler, ws_out, mailbox, .. } = self;
         let Some(slot) = slots.get_mut(idx) else { return };
-        let deflate = slot.conn.as_ref().and_then(|c| c.ws.as_ref()).is_some_and(|f| f.deflate);
+        let deflate = slot.conn.as_ref().and_then(|c| c.socket()).is_some_and(|f| f.deflate);
         let address = Address { mailbox: mailbox.clone(), token: token(idx, slot.gen), deflate };
         let Some(state) = slot.socket.as_deref_mut() else { return };
         ws_out.clear();
@@ -55,9 +55,11 @@ impl<H: Handler> Loop<H> {
         let max = self.ws.max_message;
         let Loop { slots, ws_msg, log, .. } = self;
         let Some(c) = slots.get_mut(idx).and_then(|s| s.conn.as_mut()) else { return Next::NeedMore };
-        let Some(mut fr) = c.ws.take() else { return Next::NeedMore };
+        // The frame reader works on the connection's buffer while it updates the socket's
+        // state: take the state out for the call.
+        let Mode::Socket(mut fr) = std::mem::replace(&mut c.mode, Mode::Requests) else { return Next::NeedMore };
         let step = read_frame(c, &mut fr, ws_msg, max);
-        c.ws = Some(fr);
+        c.mode = Mode::Socket(fr);
         let message = match step {
             Step::NeedMore => return Next::NeedMore,
             Step::Message => true,
@@ -105,7 +107,7 @@ impl<H: Handler> Loop<H> {
         for i in 0..self.slots.len() {
             let now = self.now;
             let Some(c) = self.conn_mut(i) else { continue };
-            if c.ws.as_ref().is_none_or(|f| f.closing) || c.close_after {
+            if c.socket().is_none_or(|f| f.closing) || c.close_after {
                 continue;
             }
             self.deliver(i, ping.clone(), false, now);
@@ -121,7 +123,7 @@ impl<H: Handler> Loop<H> {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         let tok = token(idx, slot.gen);
         let Some(c) = slot.conn.as_mut() else { return };
-        if c.ws.as_deref().is_none_or(|f| f.closing) || c.close_after {
+        if c.socket().is_none_or(|f| f.closing) || c.close_after {
             return;
         }
         if c.unsent() + frame.len() > out_max {
@@ -135,7 +137,7 @@ impl<H: Handler> Loop<H> {
             ws_close(c, frames::CLOSE_NORMAL, now);
         }
         let writable = c.writable;
-        let Some(f) = c.ws.as_deref_mut() else { return };
+        let Some(f) = c.socket_mut() else { return };
         if f.queue.len() > BACKLOG_FRAMES {
             self.backlogged = true;
         }
@@ -151,7 +153,7 @@ impl<H: Handler> Loop<H> {
     /// Frees the frame queues of sockets with nothing to send (the loop is idle).
     pub(super) fn shrink_queues(&mut self) {
         for slot in &mut self.slots {
-            if let Some(f) = slot.conn.as_mut().and_then(|c| c.ws.as_deref_mut()) {
+            if let Some(f) = slot.conn.as_mut().and_then(|c| c.socket_mut()) {
                 f.queue.shrink();
             }
         }
@@ -168,7 +170,7 @@ impl<H: Handler> Loop<H> {
             let idx = (tok & 0xffff_ffff) as usize;
             let gen = (tok >> 32) as u32;
             let Some(slot) = self.slots.get_mut(idx).filter(|s| s.gen == gen) else { continue };
-            let Some(f) = slot.conn.as_mut().and_then(|c| c.ws.as_deref_mut()) else { continue };
+            let Some(f) = slot.conn.as_mut().and_then(|c| c.socket_mut()) else { continue };
             f.dirty = false;
             self.advance(idx);
             flushed += 1;
@@ -197,7 +199,7 @@ pub(super) fn read_frame(c: &mut Conn, fr: &mut SocketState, msg: &mut Vec<u8>, 
 
 /// Sends a close frame with `code` (once) and closes the connection when output is flushed.
 pub(super) fn ws_close(c: &mut Conn, code: u16, now: u64) {
-    let Some(f) = c.ws.as_deref_mut() else { return };
+    let Some(f) = c.socket_mut() else { return };
     if f.closing {
         return;
     }
@@ -216,7 +218,7 @@ pub(super) fn push_frame(c: &mut Conn, frame: Arc<[u8]>, now: u64) {
     if !c.pending_out() {
         c.out_since = now;
     }
-    if let Some(f) = c.ws.as_deref_mut() {
+    if let Some(f) = c.socket_mut() {
         f.queue.push(frame);
     }
 }

@@ -17,11 +17,11 @@ impl<H: Handler> Loop<H> {
         if !c.has_input() {
             return Next::NeedMore;
         }
-        if let Some(sp) = c.spool.as_mut() {
+        if let Mode::Spooling(sp) = &mut c.mode {
             // An upload being spooled: the buffer holds more of its body.
             let fed = sp.feed(&c.buf[c.start..c.end]);
             let Ok(n) = fed else {
-                c.spool = None;
+                c.mode = Mode::Requests;
                 return self.refuse(idx, ParseError::Unavailable("upload spool write failed"));
             };
             c.start += n;
@@ -33,7 +33,7 @@ impl<H: Handler> Loop<H> {
             if !sp.complete() {
                 return Next::NeedMore;
             }
-            let finished = c.spool.take().map(|sp| sp.finish());
+            let finished = c.take_spool().map(|sp| sp.finish());
             let Some(Ok((head_bytes, body))) = finished else {
                 return self.refuse(idx, ParseError::Unavailable("upload spool map failed"));
             };
@@ -77,7 +77,7 @@ impl<H: Handler> Loop<H> {
                             match started {
                                 Ok((sp, got)) => {
                                     c.start += head_len + got;
-                                    c.spool = Some(Box::new(sp));
+                                    c.mode = Mode::Spooling(Box::new(sp));
                                 }
                                 Err(e) => {
                                     eprintln!("server: cannot spool an upload to {}: {e}", spool_dir.display());
@@ -121,7 +121,7 @@ impl<H: Handler> Loop<H> {
         let mut upgraded = None;
         match ran.parked {
             // Whatever the handler wrote before parking is dropped: `resume` fills a fresh one.
-            Some(p) => c.parked = Some(p),
+            Some(p) => c.mode = Mode::Parked(p),
             None => {
                 let keep = ran.keep_alive && !draining && !res.wants_close();
                 if ran.upgrade.is_some() && !keep {

@@ -195,8 +195,8 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     if c.out.capacity() > OUT_KEEP {
         c.out = Vec::new();
     }
-    let Conn { fd, session, ws, .. } = c;
-    let Some(f) = ws.as_deref_mut() else { return };
+    let Conn { fd, session, mode, .. } = c;
+    let Mode::Socket(f) = mode else { return };
     let mut progress = false;
     match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
         ws::Wrote::All => {}

@@ -21,7 +21,7 @@ use intake::*;
 use io::*;
 use super::access_log::AccessLog;
 use super::completion::{Done, Queue};
-use super::conn::{Conn, Parked};
+use super::conn::{Conn, Mode, Parked};
 use super::transport;
 use super::websocket::{self as ws, Address, Mail, Mailbox, SocketState, Ws};
 use std::collections::VecDeque;
@@ -372,13 +372,13 @@ impl<H: Handler> Loop<H> {
         let Some(slot) = self.slots.get_mut(idx) else { return };
         if let Some(c) = slot.conn.take() {
             debug_assert!(self.live > 0, "closing a connection the count does not hold");
-            debug_assert!(c.ws.is_none() || self.sockets > 0, "closing a socket the count does not hold");
+            debug_assert!(!c.is_socket() || self.sockets > 0, "closing a socket the count does not hold");
             // A new generation: tokens (epoll events, parked requests, mail) of the old one no
             // longer reach this slot.
             slot.gen = slot.gen.wrapping_add(1);
             self.free.push(idx as u32);
             self.live -= 1;
-            if c.ws.is_some() {
+            if c.is_socket() {
                 self.sockets -= 1;
             }
             let socket = slot.socket.take();
@@ -424,10 +424,6 @@ impl<H: Handler> Loop<H> {
             let Some(c) = self.conn_mut(idx) else { return };
             debug_assert!(c.start <= c.end && c.end <= c.buf.len(), "input window outside the buffer");
             debug_assert!(c.out_pos <= c.out.len(), "output cursor past the output");
-            debug_assert!(
-                u8::from(c.ws.is_some()) + u8::from(c.parked.is_some()) + u8::from(c.spool.is_some()) <= 1,
-                "a connection is a socket, a parked request or a spooling upload, at most one"
-            );
             if c.pending_out() && c.writable {
                 flush(c, now);
             }
@@ -458,7 +454,7 @@ impl<H: Handler> Loop<H> {
                 c.deadline = now + LINGER_MS;
                 continue;
             }
-            if c.ws.is_some() {
+            if c.is_socket() {
                 if c.unsent() >= OUT_HIGH_WATER {
                     // A client that sends commands but does not read the replies waits (and
                     // is dropped by the stall timeout if it never reads).
@@ -479,7 +475,7 @@ impl<H: Handler> Loop<H> {
                 }
                 break;
             }
-            if c.parked.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+            if c.is_parked() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
                 break;
             }
             match self.next_request(idx) {
@@ -537,7 +533,7 @@ impl<H: Handler> Loop<H> {
             let Loop { slots, handler, res, arena, head, log, .. } = self;
             let Some(slot) = slots.get_mut(idx).filter(|s| s.gen == gen) else { continue };
             let Some(c) = slot.conn.as_mut() else { continue };
-            let Some(p) = c.parked.take() else { continue };
+            let Some(p) = c.take_parked() else { continue };
             match d.fill {
                 Some(fill) => fill(handler, res),
                 None => {
@@ -564,7 +560,7 @@ impl<H: Handler> Loop<H> {
         }
         for i in 0..self.slots.len() {
             let now = self.now;
-            if let Some(c) = self.slots[i].conn.as_mut().filter(|c| c.ws.is_some()) {
+            if let Some(c) = self.slots[i].conn.as_mut().filter(|c| c.is_socket()) {
                 ws_close(c, 1001, now);
                 self.advance(i);
             } else if self.slots[i].conn.as_ref().is_some_and(Conn::idle) {
@@ -578,18 +574,18 @@ impl<H: Handler> Loop<H> {
         let Some(c) = self.conn_mut(idx) else { return };
         c.deadline = if c.lingering {
             c.deadline
-        } else if c.ws.is_some() {
+        } else if c.is_socket() {
             // Sockets idle forever (the heartbeat finds dead peers); stalled output does not.
             if c.pending_out() {
                 c.out_since + stall
             } else {
                 u64::MAX
             }
-        } else if c.parked.is_some() {
+        } else if c.is_parked() {
             u64::MAX
         } else if c.pending_out() {
             c.out_since + req
-        } else if c.has_input() || c.spool.is_some() || c.handshaking() {
+        } else if c.has_input() || c.is_spooling() || c.handshaking() {
             c.partial_since.max(1) + req
         } else {
             now + idle
