@@ -30,6 +30,7 @@ pub mod layout;
 pub mod message_view;
 pub mod opengraph;
 pub mod params;
+pub mod posting;
 pub mod push;
 pub mod rate_limit;
 pub mod request;

@@ -247,6 +247,14 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     tail.windows(needle.len()).position(|w| w == needle).map(|i| i + from)
 }
 
+/// A decimal record id from a path segment (`/rooms/12`): the one parser every controller uses.
+pub fn parse_id(seg: &[u8]) -> Option<i64> {
+    if seg.is_empty() || seg.len() > 18 || !seg.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(seg).ok()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@
 //! Content-Type becomes an attachment message (`attachment.<Rails MIME symbol>`), its file
 //! written through `app::storage` and its rows through `db::blobs::attach`.
 
-use crate::app::controllers::messages as write_path;
+use crate::app::posting;
 use crate::app::message_view::Renderer;
 use crate::app::{storage, Ctx};
 use crate::crypto::{self, Keys};
@@ -196,10 +196,10 @@ impl Delivery {
         with_db(&self.db_path, |db| {
             let plain = {
                 let r = Renderer::new(db, &self.keys);
-                richtext::plain_text(&body, &|sgid: &str| write_path::mention(&r, sgid))
+                richtext::plain_text(&body, &|sgid: &str| r.mention(sgid))
             };
             let (room_id, bot_id) = (self.room_id, self.bot_id);
-            self.commit_and_announce(db, move |c, cmid, now| write_path::insert(c, room_id, bot_id, cmid, Some(&body), &plain, now))
+            self.commit_and_announce(db, move |c, cmid, now| posting::insert(c, room_id, bot_id, cmid, Some(&body), &plain, now))
         })?
     }
 
@@ -256,7 +256,7 @@ impl Delivery {
         let (id, members) = rx.recv().map_err(|_| db::Error::new(libsqlite3_sys::SQLITE_ABORT, "writer gone"))??;
         let m = Message { id, room_id: self.room_id, creator_id: self.bot_id, client_message_id: cmid, created_at: now, updated_at: now };
         // Committed: a failed broadcast is logged, the message stands.
-        if let Err(e) = write_path::announce(db, &self.keys, self.kind, &m, &members) {
+        if let Err(e) = posting::announce(db, &self.keys, self.kind, &m, &members) {
             eprintln!("webhooks: message {id} committed but not broadcast: {e}");
         }
         if let Some(vapid) = &self.vapid {

@@ -5,7 +5,7 @@
 //! A bot picture (`user[avatar]`) takes the profile's upload path (`form_file`). Webhooks are
 //! delivered by `app::webhooks`.
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use crate::app::form_file::{self, FormFile};
 use crate::app::layout::{self, Page};
 use crate::app::message_view;

@@ -3,7 +3,7 @@
 //! (deactivating) them.
 
 use super::accounts::{render_person, NextPage, PAGE_SIZE};
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use super::rooms_involvements::Stream;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db;

@@ -2,7 +2,7 @@
 //! ?query=&room_id=&page=` — active people for mentions and pings, 20 a page, as JSON with
 //! Rails' pagination headers.
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use crate::app::message_view::avatar_url;
 use crate::app::{AppError, Ctx, Flow, Req};
 use crate::crypto::{json, sgid};

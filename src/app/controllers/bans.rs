@@ -2,6 +2,7 @@
 //! public address the user signed in from is banned, their sessions end, their messages are
 //! removed — or lift the ban.
 
+use crate::app::params::parse_id;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db;
 use crate::http::Response;
@@ -60,10 +61,3 @@ fn banned_user(cx: &Ctx, rq: &Req<'_, '_>) -> Result<i64, AppError> {
     db::users::find(&cx.db, id)?.map(|u| u.id).ok_or(AppError::NotFound)
 }
 
-/// A decimal record id from a path segment.
-pub(crate) fn parse_id(seg: &[u8]) -> Option<i64> {
-    if seg.is_empty() || seg.len() > 18 || !seg.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(seg).ok()?.parse().ok()
-}

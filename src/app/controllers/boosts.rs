@@ -2,8 +2,9 @@
 //! inline boost form, boosting, and taking one's own boost back. The message must be in a
 //! room the user belongs to (404 otherwise).
 
-use super::bans::parse_id;
-use super::messages::{Fragment, RemoveView, StreamView};
+use crate::app::params::parse_id;
+use super::messages::Fragment;
+use crate::app::posting::{RemoveView, StreamView};
 use crate::app::layout;
 use crate::app::message_view::{self, Renderer};
 use crate::app::room_streams;

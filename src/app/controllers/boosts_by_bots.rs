@@ -2,8 +2,8 @@
 //! rooms with the raw request body as the content, and takes its own boost back. The
 //! broadcasts are the browser's (`boosts::create`/`destroy`, M4/M5).
 
-use super::bans::parse_id;
-use super::messages::StreamView;
+use crate::app::params::parse_id;
+use crate::app::posting::StreamView;
 use super::messages_by_bots::{raw_text, room};
 use crate::app::message_view::{self, Renderer};
 use crate::app::room_streams;

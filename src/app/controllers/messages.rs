@@ -11,16 +11,16 @@ use crate::app::layout::{self, Page};
 use crate::app::attachments::{self, StoredAttachment, Upload};
 use crate::app::message_view::{self, Renderer};
 use crate::app::webhooks;
+use crate::app::posting::{announce, insert, RemoveView, StreamView};
 use crate::app::{room_streams, storage};
-use crate::crypto::Keys;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
-use crate::db::messages::{Message, NewMessage};
+use crate::db::messages::Message;
 use crate::db::rooms::Room;
-use crate::db::{self, memberships, messages, rooms, Job};
+use crate::db::{self, messages, rooms, Job};
 use crate::http::Response;
-use crate::richtext::{self, Mention};
+use crate::richtext;
 use crate::views::{self, Out};
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 
 const TURBO_STREAM: &[u8] = b"text/vnd.turbo-stream.html; charset=utf-8";
 
@@ -79,7 +79,7 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     } else {
         let stored = messages::body(&cx.db, m.id)?.unwrap_or_default();
         let r = Renderer::new(&cx.db, &cx.keys);
-        let trix = richtext::to_trix_html(&stored, &|sgid: &str| mention(&r, sgid));
+        let trix = richtext::to_trix_html(&stored, &|sgid: &str| r.mention(sgid));
         views::messages::edit::render(&EditText { m: &m, body_html: &trix }, &mut Out::new(&mut html));
     }
     layout::page(cx, rq, res, 200, &Fragment(html))?;
@@ -152,7 +152,7 @@ pub(crate) fn post(
     }
     let plain = {
         let r = Renderer::new(&cx.db, &cx.keys);
-        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| mention(&r, sgid))
+        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| r.mention(sgid))
     };
     // Rails' plain text of an attachment message is its file name (search finds it by that).
     let plain = match &upload {
@@ -224,37 +224,6 @@ pub(crate) fn post(
 /// Why a message that would show nothing is refused (logged with the 422).
 const BLANK: &str = "blank message: no text and no attachment after sanitizing";
 
-/// The writer's part of a new text message (on the writer's connection): the message with
-/// its body, search row, room touch and unread marks; returns its id and the room's member
-/// ids for the unread fan-out.
-pub(crate) fn insert(
-    c: &db::Conn,
-    room_id: i64,
-    creator_id: i64,
-    cmid: &str,
-    body: Option<&str>,
-    plain: &str,
-    now: i64,
-) -> db::Result<(i64, Vec<i64>)> {
-    let nm = NewMessage { room_id, creator_id, client_message_id: cmid, body, plain_text: plain };
-    let id = messages::create(c, &nm, now)?;
-    Ok((id, memberships::user_ids(c, room_id)?))
-}
-
-/// The broadcasts of a new message after its COMMIT, from any thread with a read connection
-/// that sees it: renders the partial once, sends the `append` (M1) to the room's stream and
-/// the unread pings (U1) to `members`; returns the stream bytes for an HTTP answer.
-pub(crate) fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64]) -> db::Result<Vec<u8>> {
-    let mut partial = Vec::with_capacity(4096);
-    message_view::render_messages(db, keys, std::slice::from_ref(m), &mut partial)?;
-    let target = room_streams::messages_target(kind, m.room_id);
-    let mut stream = Vec::with_capacity(partial.len() + 128);
-    views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));
-    room_streams::broadcast_html(&room_streams::messages_stream(kind, m.room_id), &stream);
-    room_streams::broadcast_unreads(m.room_id, members);
-    Ok(stream)
-}
-
 /// `POST /messages`: a composer whose room is gone (its form lost the room id).
 pub fn create_without_room(_cx: &mut Ctx, _rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     res.status(200);
@@ -310,7 +279,7 @@ pub(crate) fn revise(
     }
     let plain = {
         let r = Renderer::new(&cx.db, &cx.keys);
-        richtext::plain_text(&body, &|sgid: &str| mention(&r, sgid))
+        richtext::plain_text(&body, &|sgid: &str| r.mention(sgid))
     };
     let plain = if plain.is_empty() { messages::attachment(&cx.db, m.id)?.map(|a| a.filename).unwrap_or_default() } else { plain };
     let now = db::time::now_us();
@@ -428,12 +397,6 @@ fn administer(rq: &Req<'_, '_>, m: &Message) -> Result<(), AppError> {
     }
 }
 
-/// A mentioned user for the rich-text functions (lenient sgid, spec/01 §8.3).
-pub(crate) fn mention(r: &Renderer<'_>, sgid: &str) -> Option<Mention> {
-    let id = richtext::sgid::unverified_user_id(sgid)?;
-    let p = r.person(id).ok()?;
-    (!p.name.is_empty()).then(|| Mention { id, name: p.name, bio: String::new(), avatar_url: p.avatar_url })
-}
 
 /// True when the client names HTML and nothing that would take a stream (`*/*`): a plain
 /// form post without Turbo.
@@ -476,46 +439,6 @@ impl Page for Fragment {
 
 struct NoHoles;
 impl views::rooms::room_not_found::View for NoHoles {}
-
-pub(crate) struct StreamView<'a> {
-    pub target: &'a str,
-    pub content: &'a [u8],
-}
-
-impl views::streams::append::View for StreamView<'_> {
-    fn target(&self, o: &mut Out<'_>) {
-        o.attr(self.target);
-    }
-    fn content(&self, o: &mut Out<'_>) {
-        o.0.extend_from_slice(self.content);
-    }
-}
-
-impl views::streams::append_maintain_scroll::View for StreamView<'_> {
-    fn target(&self, o: &mut Out<'_>) {
-        o.attr(self.target);
-    }
-    fn content(&self, o: &mut Out<'_>) {
-        o.0.extend_from_slice(self.content);
-    }
-}
-
-impl views::streams::replace_maintain_scroll::View for StreamView<'_> {
-    fn target(&self, o: &mut Out<'_>) {
-        o.attr(self.target);
-    }
-    fn content(&self, o: &mut Out<'_>) {
-        o.0.extend_from_slice(self.content);
-    }
-}
-
-pub(crate) struct RemoveView<'a>(pub &'a str);
-
-impl views::streams::remove::View for RemoveView<'_> {
-    fn target(&self, o: &mut Out<'_>) {
-        o.attr(self.0);
-    }
-}
 
 struct EditText<'a> {
     m: &'a Message,

@@ -8,7 +8,7 @@
 //! thumbnailed like a browser upload). Posts deliver bot webhooks like browser posts do
 //! (`messages::post` → `app::webhooks`).
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use super::messages as browser;
 use crate::app::attachments::Upload;
 use crate::app::message_view;

@@ -3,7 +3,7 @@
 //! subscriptions are always the signed-in user's (`/users/me/...`; the `:user_id` segment is
 //! not read, as in Rails).
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use super::rooms;
 use crate::app::layout::{self, Page};
 use crate::app::{respond, AppError, Ctx, Flow, Req};

@@ -3,7 +3,7 @@
 //! push service's answer. Unlike message pushes, any failure is the request's failure (500),
 //! and nothing is deleted, as in Rails.
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use super::push_subscriptions::LIST_PATH;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::push_subscriptions;

@@ -18,7 +18,7 @@ use crate::http::Response;
 use crate::views::{self, Out};
 use std::cell::RefCell;
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 
 /// The alert Rails shows when a room is missing or not the viewer's.
 pub const NOT_FOUND_ALERT: &str = "Room not found or inaccessible";

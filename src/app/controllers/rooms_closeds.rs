@@ -30,7 +30,7 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 pub fn user_ids(rq: &Req<'_, '_>) -> Vec<i64> {
     let mut ids = Vec::new();
     for raw in rq.params.all("user_ids[]") {
-        if let Some(id) = super::bans::parse_id(raw) {
+        if let Some(id) = crate::app::params::parse_id(raw) {
             if !ids.contains(&id) {
                 ids.push(id);
             }

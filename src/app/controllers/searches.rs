@@ -7,7 +7,7 @@ use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::{self, searches};
 use crate::http::Response;
 use crate::views::{self, Out};
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 
 /// `GET /searches[?q=<text>]`: the newest 100 matches in the user's rooms (any membership),
 /// oldest first, the recent searches and a way back to the last room. Records nothing.

@@ -3,7 +3,7 @@
 //! for administrators, ban/unban for administrators looking at someone else). Also the
 //! session transfer widget (§10.3) that the own-profile page shares.
 
-use super::bans::parse_id;
+use crate::app::params::parse_id;
 use super::rooms;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;

@@ -290,7 +290,9 @@ impl<'a> Renderer<'a> {
     }
 
     /// A mention's user for the rich-text renderer (sgid read leniently, spec/01 §8.3).
-    fn mention(&self, sgid: &str) -> Option<Mention> {
+    /// A mentioned user for the rich-text functions (lenient sgid, spec/01 §8.3), or None when
+    /// no such user exists.
+    pub fn mention(&self, sgid: &str) -> Option<Mention> {
         let id = richtext::sgid::unverified_user_id(sgid)?;
         let p = self.person(id).ok()?;
         if p.updated_at == 0 && p.name.is_empty() {
