@@ -297,7 +297,8 @@ fn pipeline(
     stamp: Option<Stamp>,
     gzip: bool,
 ) -> Flow {
-    cx.https = request::is_https(req, &cx.config.trusted_proxies, cx.env.ssl_disabled);
+    let proxied = cx.config.trusted_proxies.contains(req.peer);
+    cx.https = request::is_https(req, proxied, cx.env.ssl_disabled);
     params.add_urlencoded(req.query);
     if req.is_form() {
         params.add_urlencoded(req.body);
@@ -310,10 +311,15 @@ fn pipeline(
     let Some(route) = router::recognize(method, req.path) else {
         return answer(cx, res, Err(AppError::NotFound), "-", false, false);
     };
-    let forwarding = client_ip::Forwarding {
-        forwarded: req.header(b"forwarded"),
-        x_forwarded_for: req.header(b"x-forwarded-for"),
-        client_ip: req.header(b"client-ip"),
+    // A peer that is not a trusted proxy is the client; its forwarding headers are not read.
+    let forwarding = if proxied {
+        client_ip::Forwarding {
+            forwarded: req.header(b"forwarded"),
+            x_forwarded_for: req.header(b"x-forwarded-for"),
+            client_ip: req.header(b"client-ip"),
+        }
+    } else {
+        client_ip::Forwarding::default()
     };
     let ip = match client_ip::client_ip(req.peer, forwarding, &cx.config.trusted_proxies) {
         Ok(ip) => ip,
@@ -324,7 +330,7 @@ fn pipeline(
     };
     let params: &Params = params;
     let mut rq = Req::new(req, method, route, params, ip, stamp, call);
-    rq.proxied = cx.config.trusted_proxies.contains(req.peer);
+    rq.proxied = proxied;
     rq.https = cx.https;
     let result = match gates::run(cx, &mut rq, res) {
         Ok(gates::Gate::Pass) => {

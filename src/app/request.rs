@@ -10,7 +10,6 @@ use super::params::Params;
 use super::router::{self, Format};
 use super::Ctx;
 use crate::crypto::cookies::Session;
-use crate::http::trusted::TrustedProxies;
 use crate::http::{Method, Request, Response};
 use crate::server::Call;
 use std::net::IpAddr;
@@ -236,15 +235,15 @@ impl<'r, 'c> Req<'r, 'c> {
     }
 }
 
-/// Whether `req` is HTTPS: it came over our own TLS, or from a trusted proxy that says
+/// Whether `req` is HTTPS: it came over our own TLS, or from a trusted proxy (`proxied`) that says
 /// `X-Forwarded-Proto: https` (its first entry, as Rack reads a proxy chain); never with
 /// `DISABLE_SSL`.
-pub(super) fn is_https(req: &Request, trusted: &TrustedProxies, ssl_disabled: bool) -> bool {
+pub(super) fn is_https(req: &Request, proxied: bool, ssl_disabled: bool) -> bool {
     if ssl_disabled {
         return false;
     }
     req.tls
-        || (trusted.contains(req.peer)
+        || (proxied
             && req
                 .header(b"x-forwarded-proto")
                 .and_then(|p| p.split(|&b| b == b',').next())
