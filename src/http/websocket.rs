@@ -195,7 +195,9 @@ pub fn parse(buf: &mut [u8], max_payload: usize, deflate: bool) -> Result<Option
     if control && (len > 125 || !fin) {
         return Err(Refused { code: CLOSE_PROTOCOL, why: "oversized or fragmented control frame" });
     }
-    if len > max_payload as u64 {
+    // Only data counts against the message limit: a ping between the fragments of a message
+    // near the limit is still a ping.
+    if !control && len > max_payload as u64 {
         return Err(Refused { code: CLOSE_TOO_BIG, why: "frame larger than the message limit" });
     }
     let len = len as usize;
@@ -602,6 +604,17 @@ mod tests {
         let mut cut = masked(false, OP_TEXT, b"x");
         cut.extend(masked(true, OP_CONT, b"\xe2\x82"));
         assert!(matches!(read_stream(&cut, false, 100).1, Step::Close(CLOSE_INVALID_DATA, _)));
+    }
+
+    #[test]
+    fn control_frames_between_fragments_do_not_count_against_the_limit() {
+        // Found by tests/websocket_fuzz.rs: a message 8 bytes under the limit, then a 50-byte
+        // ping, was closed with 1009.
+        let mut wire = masked(false, OP_BINARY, &[7; 92]);
+        wire.extend(masked(true, OP_PING, &[1; 50]));
+        wire.extend(masked(true, OP_CONT, b""));
+        let (msgs, end) = read_stream(&wire, false, 100);
+        assert_eq!((msgs, end), (vec![vec![7; 92]], Step::NeedMore));
     }
 
     #[test]
