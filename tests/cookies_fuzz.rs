@@ -22,19 +22,19 @@ fn value(r: &mut Rng) -> Vec<u8> {
     // A cookie-octet run (no ';', ',', quote, backslash or whitespace) crossing 8-byte blocks.
     const OCTETS: &[u8] = b"abcXYZ019-_.!#$%&'()*+/:<=>?@[]^`{|}~";
     let n = r.below(40);
-    (0..n).map(|_| *r.pick(OCTETS)).collect()
+    (0..n).map(|_| r.pick(OCTETS)).collect()
 }
 
 #[test]
 fn header_get_agrees_with_iter_and_reads_known_pairs() {
-    let mut r = Rng::new(0xC00C_1E5);
+    let mut r = Rng::new(0xC00C1E5);
     let mut budget = Budget::new("cookie header", 100_000).share(40);
     let mut prev = Vec::new();
     while budget.more() {
         // Known pairs, distinct names.
         let mut pairs: Vec<(&str, Vec<u8>)> = Vec::new();
         for _ in 0..r.below(6) {
-            let name = *r.pick(NAMES);
+            let name = r.pick(NAMES);
             if !name.contains(' ') && pairs.iter().all(|(n, _)| *n != name) {
                 pairs.push((name, value(&mut r)));
             }
@@ -42,7 +42,7 @@ fn header_get_agrees_with_iter_and_reads_known_pairs() {
         let mut h = Vec::new();
         for (i, (n, v)) in pairs.iter().enumerate() {
             if i > 0 {
-                h.extend_from_slice(*r.pick(&[&b"; "[..], b";", b" ; ", b";\t"]));
+                h.extend_from_slice(r.pick(&[&b"; "[..], b";", b" ; ", b";\t"]));
             }
             h.extend_from_slice(n.as_bytes());
             h.push(b'=');
@@ -77,11 +77,11 @@ fn header_get_agrees_with_iter_and_reads_known_pairs() {
 }
 
 fn text(r: &mut Rng) -> String {
-    (0..r.below(4)).map(|_| *r.pick(TEXTS)).collect()
+    (0..r.below(4)).map(|_| r.pick(TEXTS)).collect()
 }
 
 fn session(r: &mut Rng) -> Session {
-    let hex = |r: &mut Rng| (0..64).map(|_| *r.pick(b"0123456789abcdef") as char).collect::<String>();
+    let hex = |r: &mut Rng| (0..64).map(|_| r.pick(b"0123456789abcdef") as char).collect::<String>();
     Session {
         session_id: r.one_in(2).then(|| hex(r)),
         csrf_token: r.one_in(2).then(|| text(r)),
@@ -110,10 +110,10 @@ fn signed_and_encrypted_cookies_round_trip_and_refuse_every_change() {
     let other = Keys::derive(b"another secret");
     let now = campfire::crypto::time::now_ms();
     let mut s = Scratch::default();
-    let mut r = Rng::new(0x5E55_10_4E);
+    let mut r = Rng::new(0x5E55104E);
     let mut budget = Budget::new("cookie values", 400).share(40);
     while budget.more() {
-        let token: Vec<u8> = (0..1 + r.below(cookies::MAX_TOKEN)).map(|_| *r.pick(b"ABCDEFabcdef0123456789")).collect();
+        let token: Vec<u8> = (0..1 + r.below(cookies::MAX_TOKEN)).map(|_| r.pick(b"ABCDEFabcdef0123456789")).collect();
         let mut line = Vec::new();
         cookies::set_session_token(&keys, &token, now, r.one_in(2), &mut line);
         let signed = value_of(&line);
@@ -167,7 +167,7 @@ fn signed_and_encrypted_cookies_round_trip_and_refuse_every_change() {
 
 #[test]
 fn last_room_takes_exactly_decimal_ids() {
-    let mut r = Rng::new(0x1A57_700);
+    let mut r = Rng::new(0x1A57700);
     let mut budget = Budget::new("last_room", 100_000).share(20);
     while budget.more() {
         let id = (r.next() >> r.below(64)) as i64 & i64::MAX;

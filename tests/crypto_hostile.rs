@@ -70,7 +70,7 @@ fn random_bytes_are_refused_without_panics() {
     let keys = Keys::derive(b"hostile");
     let now = time::now_ms();
     let mut s = Scratch::default();
-    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E3779B97F4A7C15);
     for i in 0..3000 {
         let len = (rng.next() % 400) as usize;
         let mut input = rng.bytes(len);

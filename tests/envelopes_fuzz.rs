@@ -33,14 +33,14 @@ fn data_json(r: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn verifier_round_trips_and_refuses_every_change() {
-    let mut r = Rng::new(0x7E21_F1E2);
+    let mut r = Rng::new(0x7E21F1E2);
     let mut budget = Budget::new("message verifier", 20_000).share(35);
     let mut prev = Vec::new();
     while budget.more() {
         let key_len = 1 + r.below(80);
         let key = r.bytes(key_len);
-        let digest = *r.pick(&[Digest::Sha1, Digest::Sha256]);
-        let alphabet = *r.pick(&[Alphabet::Standard, Alphabet::UrlSafe]);
+        let digest = r.pick(&[Digest::Sha1, Digest::Sha256]);
+        let alphabet = r.pick(&[Alphabet::Standard, Alphabet::UrlSafe]);
         // The forms Rails writes: strict (padded) base64, or URL-safe with or without padding.
         let pad = alphabet == Alphabet::Standard || r.one_in(2);
         let v = Verifier::new(&key, digest, alphabet, pad);
@@ -72,7 +72,7 @@ fn verifier_round_trips_and_refuses_every_change() {
 
 #[test]
 fn encryptor_round_trips_and_refuses_every_change() {
-    let mut r = Rng::new(0xE4C2_F97);
+    let mut r = Rng::new(0xE4C2F97);
     let mut budget = Budget::new("message encryptor", 20_000).share(35);
     let mut prev = Vec::new();
     while budget.more() {
@@ -113,13 +113,13 @@ fn encryptor_round_trips_and_refuses_every_change() {
 
 #[test]
 fn envelopes_open_for_their_purpose_and_time_only() {
-    let mut r = Rng::new(0xE4E1_0BE);
+    let mut r = Rng::new(0xE4E10BE);
     let mut budget = Budget::new("envelopes", 50_000).share(30);
     let mut prev = Vec::new();
     let now = 1_767_225_600_000i64; // 2026-01-01
     while budget.more() {
         let data = data_json(&mut r);
-        let purpose = r.one_in(4).then(|| *r.pick(PURPOSES));
+        let purpose = r.one_in(4).then(|| r.pick(PURPOSES));
         let exp = r.one_in(2).then(|| now + 1 + r.below(1 << 40) as i64);
         let legacy = r.one_in(3);
         let mut env = Vec::new();

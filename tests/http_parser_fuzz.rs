@@ -20,8 +20,8 @@ const INTERESTING: &[u8] = b"\r\n \t:;,0123456789aAfFzZ-/?%\"\x00\x01\x7f\x80\xf
 
 /// A valid request: head (with Host) and a body framed by Content-Length or chunked.
 fn valid(r: &mut Rng) -> Vec<u8> {
-    let mut method = *r.pick(METHODS);
-    let path = *r.pick(PATHS);
+    let mut method = r.pick(METHODS);
+    let path = r.pick(PATHS);
     if path == "*" {
         method = "OPTIONS";
     }
@@ -33,7 +33,7 @@ fn valid(r: &mut Rng) -> Vec<u8> {
     v.extend_from_slice(format!("{method} {path} HTTP/1.{}\r\n", if http10 { 0 } else { 1 }).as_bytes());
     v.extend_from_slice(b"Host: example.com\r\n");
     for _ in 0..r.below(8) {
-        let ws = *r.pick(&["", " ", "  ", "\t"]);
+        let ws = r.pick(&["", " ", "  ", "\t"]);
         v.extend_from_slice(format!("{}:{ws}{}{}\r\n", r.pick(NAMES), r.pick(VALUES), r.pick(&["", " ", "\t"])).as_bytes());
     }
     let body: Vec<u8> = (0..r.below(40)).map(|_| b'a' + r.below(26) as u8).collect();
@@ -62,8 +62,8 @@ fn mutate(r: &mut Rng, v: &mut Vec<u8>, other: &[u8]) {
     for _ in 0..1 + r.below(4) {
         let at = r.below(v.len() + 1);
         match r.below(7) {
-            0 if at < v.len() => v[at] = *r.pick(INTERESTING),
-            1 => v.insert(at, *r.pick(INTERESTING)),
+            0 if at < v.len() => v[at] = r.pick(INTERESTING),
+            1 => v.insert(at, r.pick(INTERESTING)),
             2 if at < v.len() => {
                 v.remove(at);
             }
@@ -139,14 +139,14 @@ fn check(input: &[u8], limits: &Limits) -> Option<usize> {
 #[test]
 fn a_million_inputs_no_panic_and_invariants_hold() {
     let limits = Limits { max_url: 64, max_header_bytes: 512, max_headers: 12, max_body: 100, max_upload: 200 };
-    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(0x9E3779B97F4A7C15);
     let mut parsed = 0;
     let mut prev = valid(&mut r);
     let mut budget = Budget::new("http parser", 1_000_000).share(50);
     while budget.more() {
         let i = budget.done() - 1;
         let mut v = valid(&mut r);
-        if i % 4 != 0 {
+        if !i.is_multiple_of(4) {
             mutate(&mut r, &mut v, &prev);
         } else if let Some(len) = check(&v, &limits) {
             // Every prefix of a complete valid head is incomplete (or over a limit), never
@@ -158,7 +158,7 @@ fn a_million_inputs_no_panic_and_invariants_hold() {
         if check(&v, &limits).is_some() {
             parsed += 1;
         }
-        if i % 16 == 0 {
+        if i.is_multiple_of(16) {
             // Pure noise, and noise after a valid request line.
             let noise: Vec<u8> = (0..r.below(80)).map(|_| r.next() as u8).collect();
             check(&noise, &limits);
@@ -175,7 +175,7 @@ fn a_million_inputs_no_panic_and_invariants_hold() {
 #[test]
 fn agrees_with_httparse_on_valid_requests() {
     let limits = Limits::DEFAULT;
-    let mut r = Rng::new(0x1234_5678_9ABC_DEF1);
+    let mut r = Rng::new(0x123456789ABCDEF1);
     let mut compared = 0;
     let mut budget = Budget::new("http parser vs httparse", 200_000).share(50);
     while budget.more() {
@@ -190,7 +190,7 @@ fn agrees_with_httparse_on_valid_requests() {
         let mut theirs_h = [httparse::EMPTY_HEADER; 130];
         let mut theirs = httparse::Request::new(&mut theirs_h);
         let t = theirs.parse(&v);
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             assert!(matches!(ours, Ok(Some(_))), "valid request refused: {:?} {:?}", String::from_utf8_lossy(&v), ours.err());
         }
         // Where we accept, httparse must accept and see the same request.

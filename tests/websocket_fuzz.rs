@@ -164,7 +164,7 @@ fn generate(r: &mut Rng, deflate_on: bool, fault: Option<Fault>) -> (Stream, usi
             match fault {
                 Some(Fault::BadUtf8) => {
                     let mut at = r.below(payload.len() + 1);
-                    while !std::str::from_utf8(&payload[..at]).is_ok() {
+                    while std::str::from_utf8(&payload[..at]).is_err() {
                         at -= 1;
                     }
                     payload.splice(at..at, r.pick(INVALID).iter().copied());
@@ -202,7 +202,7 @@ fn generate(r: &mut Rng, deflate_on: bool, fault: Option<Fault>) -> (Stream, usi
         }
         control(r, &mut wire, &mut events);
     }
-    let code = *r.pick(&[1000u16, 1001, 1003, 1011, 3000, 4999]);
+    let code = r.pick(&[1000u16, 1001, 1003, 1011, 3000, 4999]);
     let mut close = code.to_be_bytes().to_vec();
     if r.one_in(2) {
         close.extend_from_slice("bye κόσμε".as_bytes());
@@ -268,7 +268,7 @@ fn same_end(got: &Step, want: &Step) -> bool {
 
 #[test]
 fn generated_streams_read_back_and_faults_close_with_the_right_code() {
-    let mut r = Rng::new(0x3B5_0C4E7_F2A6E);
+    let mut r = Rng::new(0x3B50C4E7F2A6E);
     let mut budget = Budget::new("websocket reader", 20_000).share(80);
     let mut prev = Vec::new();
     while budget.more() {
@@ -276,7 +276,7 @@ fn generated_streams_read_back_and_faults_close_with_the_right_code() {
         let fault = match r.below(4) {
             0 => Some(Fault::BadUtf8),
             1 if r.one_in(3) => Some(Fault::TooBig),
-            1 => Some(Fault::Protocol(*r.pick(PROTOCOL_FAULTS))),
+            1 => Some(Fault::Protocol(r.pick(PROTOCOL_FAULTS))),
             _ => None,
         };
         let (s, before) = generate(&mut r, deflate, fault);
@@ -299,7 +299,7 @@ fn generated_streams_read_back_and_faults_close_with_the_right_code() {
 
 #[test]
 fn compressed_fragments_inflate_across_any_cut() {
-    let mut r = Rng::new(0xDEF1_A7E);
+    let mut r = Rng::new(0xDEF1A7E);
     let mut budget = Budget::new("websocket inflate", 3_000).share(20);
     while budget.more() {
         let n = r.below(400);

@@ -39,8 +39,8 @@ impl Rng {
         self.below(n) == 0
     }
 
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
     }
 
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
@@ -87,7 +87,7 @@ impl Budget {
     pub fn more(&mut self) -> bool {
         let go = match self.until {
             // The clock is read every 64 inputs: cheap, and a second is plenty of precision.
-            Some(t) => self.done % 64 != 0 || Instant::now() < t,
+            Some(t) => !self.done.is_multiple_of(64) || Instant::now() < t,
             None => self.done < self.inputs,
         };
         self.done += go as u64;
@@ -125,9 +125,9 @@ pub fn mutate(r: &mut Rng, v: &mut Vec<u8>, interesting: &[u8], other: &[u8]) {
     for _ in 0..1 + r.below(4) {
         let at = r.below(v.len() + 1);
         match r.below(7) {
-            0 if at < v.len() => v[at] = *r.pick(interesting),
+            0 if at < v.len() => v[at] = r.pick(interesting),
             1 if at < v.len() => v[at] = r.next() as u8,
-            2 => v.insert(at, *r.pick(interesting)),
+            2 => v.insert(at, r.pick(interesting)),
             3 if at < v.len() => {
                 v.remove(at);
             }
