@@ -32,31 +32,8 @@ fn main() {
         std::process::exit(1);
     }
     // Held for the process's life: `restore` must not swap the database under a server.
-    let _serving = match sys::lock::try_lock(&cfg.server_lock_path()) {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            eprintln!("campfire-room: another campfire-room is serving {}", cfg.database_path.display());
-            std::process::exit(1);
-        }
-        Err(e) => {
-            eprintln!("campfire-room: cannot take the lock {}: {e}", cfg.server_lock_path().display());
-            std::process::exit(1);
-        }
-    };
-    // A certificate that cannot be served (expired, for other names, unreadable) is the
-    // operator's configuration: refuse to start rather than fail every handshake.
-    let tls = match cfg.tls.as_ref().map(|s| campfire::tls::Tls::start(s, &cfg.storage_path)) {
-        None => None,
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
-            eprintln!("campfire-room: TLS configuration error: {e}");
-            std::process::exit(2);
-        }
-    };
-    if let Some(t) = tls.as_ref().filter(|t| t.slot.not_after() == 0) {
-        // The ACME thread (started by server::serve once HTTP_PORT listens) orders one.
-        eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
-    }
+    let _serving = serving_lock(&cfg);
+    let tls = start_tls(&cfg);
     if let Err(e) = sys::process::raise_nofile_limit() {
         eprintln!("campfire-room: cannot raise the open-file limit: {e}");
     }
@@ -100,4 +77,38 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// The database's lock, or the exit: another server (or a `restore`) holds it.
+fn serving_lock(cfg: &Config) -> sys::lock::FileLock {
+    match sys::lock::try_lock(&cfg.server_lock_path()) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            eprintln!("campfire-room: another campfire-room is serving {}", cfg.database_path.display());
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("campfire-room: cannot take the lock {}: {e}", cfg.server_lock_path().display());
+            std::process::exit(1);
+        }
+    }
+}
+
+/// HTTPS when configured. A certificate that cannot be served (expired, for other names,
+/// unreadable) is the operator's configuration: refuse to start (exit 2) rather than fail every
+/// handshake.
+fn start_tls(cfg: &Config) -> Option<std::sync::Arc<campfire::tls::Tls>> {
+    let tls = match cfg.tls.as_ref().map(|s| campfire::tls::Tls::start(s, &cfg.storage_path)) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            eprintln!("campfire-room: TLS configuration error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Some(t) = tls.as_ref().filter(|t| t.slot.not_after() == 0) {
+        // The ACME thread (started by server::serve once HTTP_PORT listens) orders one.
+        eprintln!("campfire-room: no certificate yet for {}: ordering one over ACME", t.settings.domains.join(", "));
+    }
+    tls
 }
