@@ -189,6 +189,50 @@ fn a_small_image_is_its_own_thumbnail_and_other_files_get_a_download_row() {
 }
 
 #[test]
+fn files_without_magic_bytes_take_their_type_from_the_name_and_active_types_download() {
+    let s = start();
+    let stored_type = |cmid: &str| {
+        s.query_text(&format!(
+            "SELECT b.content_type FROM active_storage_blobs b JOIN active_storage_attachments a ON a.blob_id = b.id \
+             JOIN messages m ON a.record_type = 'Message' AND a.record_id = m.id WHERE m.client_message_id = '{cmid}'"
+        ))
+    };
+    // Browsers often send a CSV as application/octet-stream (or application/vnd.ms-excel).
+    let r = upload(&s, DAVID, HQ, "budget.csv", "application/octet-stream", b"item,cost\ntea,3\n", "ct-csv");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(stored_type("ct-csv"), "text/csv");
+    let href = attr(&r.body, "<a class=\"btn message__action-btn message__attachment-download", "href").replace("&amp;", "&");
+    let (status, head, _) = fetch(s.srv.port, &href);
+    assert_eq!(status, 200);
+    assert!(head.contains("Content-Type: text/csv"), "{head}");
+
+    assert_eq!(upload(&s, DAVID, HQ, "notes.md", "", b"# Plan", "ct-md").status, 200);
+    assert_eq!(stored_type("ct-md"), "text/markdown");
+    assert_eq!(upload(&s, DAVID, HQ, "Report.DOCX", "application/octet-stream", b"PK\x03\x04\x14\0\0\0rest", "ct-docx").status, 200);
+    assert_eq!(stored_type("ct-docx"), "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    assert_eq!(upload(&s, DAVID, HQ, "clip.webm", "video/webm", b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm", "ct-webm").status, 200);
+    assert_eq!(stored_type("ct-webm"), "video/webm");
+
+    // HTML dressed up as a CSV, and a script: recorded as what they are, served as downloads
+    // of opaque bytes.
+    for (name, data, cmid, recorded) in [
+        ("totally.csv", &b"<!DOCTYPE html><script>alert(1)</script>"[..], "ct-html", "text/html"),
+        ("app.js", &b"alert(1)"[..], "ct-js", "text/javascript"),
+    ] {
+        let r = upload(&s, DAVID, HQ, name, "text/csv", data, cmid);
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(stored_type(cmid), recorded);
+        let inline = attr(&r.body, "<a class=\"btn message__action-btn message__attachment-download", "href")
+            .replace("&amp;", "&")
+            .replace("?disposition=attachment", "");
+        let (status, head, _) = fetch(s.srv.port, &inline);
+        assert_eq!(status, 200, "{head}");
+        assert!(head.contains("Content-Type: application/octet-stream"), "{head}");
+        assert!(head.contains("Content-Disposition: attachment"), "{head}");
+    }
+}
+
+#[test]
 fn oversize_and_malformed_uploads_are_refused_without_harm() {
     let s = start_with(&[("CAMPFIRE_MAX_UPLOAD", "200000")]);
     let before = s.query_int("SELECT count(*) FROM messages");

@@ -100,10 +100,11 @@ fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
 /// A thumbnail that cannot be made is not an error (the message shows the original).
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     let data = up.data();
-    let blob = storage::write(root, data, &up.content_type)?;
+    let blob = storage::write(root, data, &up.filename, &up.content_type)?;
     let mut made_thumbnail = false;
     let thumb = match (thumb_format(&up.filename, blob.content_type), storage::display_size(data)) {
         (Some(format), Some((w, h))) => {
+            let name = variant_filename(&up.filename, &format);
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
             let decode = fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) != (w, h);
             made_thumbnail = decode;
@@ -114,10 +115,10 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
             };
             let stored = match made {
                 Outcome::AlreadyFits => Some(Stored { key: storage::link(root, &blob.key)?, ..blob.clone() }),
-                Outcome::Made(t) => Some(storage::write(root, &t.data, t.content_type.as_bytes())?),
+                Outcome::Made(t) => Some(storage::write(root, &t.data, &name, t.content_type.as_bytes())?),
                 Outcome::Unsupported => None,
             };
-            stored.map(|s| (s, variation.digest(), variant_filename(&up.filename, &format)))
+            stored.map(|s| (s, variation.digest(), name))
         }
         _ => None,
     };
