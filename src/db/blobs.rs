@@ -269,11 +269,11 @@ mod tests {
         c.exec(&format!("INSERT INTO active_storage_variant_records (blob_id, variation_digest) VALUES ({}, 'd')", av.id)).unwrap();
         let vr = c.last_insert_rowid();
         attach(&c, "ActiveStorage::VariantRecord", vr, "image", &blob("vvvv4444"), 1_700_000_000_000_000).unwrap();
-        let variant = |o: Option<AvatarOwner>| o.and_then(|o| o.variant).map(|v| v.0);
-        assert_eq!(variant(avatar_owner(&c, u, ["x", "d", "y"]).unwrap()).as_deref(), Some("vvvv4444"));
+        let square = |o: Option<AvatarOwner>| o.and_then(|o| o.variant).map(|v| v.0);
+        assert_eq!(square(avatar_owner(&c, u, ["x", "d", "y"]).unwrap()).as_deref(), Some("vvvv4444"));
         add_variant(&c, av.id, "r", &blob("rrrr5555"), 1_700_000_000_000_000).unwrap();
-        assert_eq!(variant(avatar_owner(&c, u, ["r", "d", "y"]).unwrap()).as_deref(), Some("rrrr5555"), "the first digest wins");
-        assert_eq!(variant(avatar_owner(&c, u, ["x", "d", "r"]).unwrap()).as_deref(), Some("vvvv4444"), "then the oldest");
+        assert_eq!(square(avatar_owner(&c, u, ["r", "d", "y"]).unwrap()).as_deref(), Some("rrrr5555"), "the first digest wins");
+        assert_eq!(square(avatar_owner(&c, u, ["x", "d", "r"]).unwrap()).as_deref(), Some("vvvv4444"), "then the oldest");
         assert_eq!(variant(&c, av.id, "d").unwrap().map(|b| b.key), Some("vvvv4444".to_string()));
         assert_eq!(
             detach(&c, "User", u, "avatar").unwrap(),

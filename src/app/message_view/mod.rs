@@ -308,7 +308,13 @@ impl<'a> Renderer<'a> {
         push_path_segment(&mut blob_url, &a.filename);
         let download_url = format!("{blob_url}?disposition=attachment");
         let ct = a.content_type.as_deref().unwrap_or("");
-        let size = a.metadata.as_deref().and_then(image_size);
+        // The size the markup states is the stored thumbnail's (a budget-bound decode can
+        // make it smaller than 1200×800), else the original's scaled to the limit.
+        let size = a
+            .variant_metadata
+            .as_deref()
+            .and_then(image_size)
+            .or_else(|| a.metadata.as_deref().and_then(image_size).map(preview_size));
         let preview_url = self.thumb_url(a, &signed).unwrap_or_else(|| blob_url.clone());
         let mut html = Vec::with_capacity(512);
         let o = &mut Out::new(&mut html);

@@ -139,13 +139,13 @@ pub(super) struct AttachmentView<'a> {
     pub(super) download_url: &'a str,
     /// The thumbnail's representation URL (the original's for files without one).
     pub(super) preview_url: &'a str,
+    /// The size the picture is shown at: its thumbnail's (at most 1200×800).
     pub(super) size: Option<(u32, u32)>,
 }
 
 impl AttachmentView<'_> {
     fn wrapper_style(&self, o: &mut Out<'_>) {
-        if let Some((w, h)) = self.size {
-            let (pw, ph) = preview_size((w, h));
+        if let Some((pw, ph)) = self.size {
             o.attr(&format!("width: {}px; aspect-ratio: {}/{};", pw / 2, pw, ph));
         }
     }
@@ -165,13 +165,13 @@ impl views::messages::body_image::View for AttachmentView<'_> {
         o.attr(self.preview_url);
     }
     fn width(&self, o: &mut Out<'_>) {
-        if let Some(s) = self.size {
-            o.int(preview_size(s).0.into());
+        if let Some((w, _)) = self.size {
+            o.int(w.into());
         }
     }
     fn height(&self, o: &mut Out<'_>) {
-        if let Some(s) = self.size {
-            o.int(preview_size(s).1.into());
+        if let Some((_, h)) = self.size {
+            o.int(h.into());
         }
     }
     fn filename(&self, o: &mut Out<'_>) {
