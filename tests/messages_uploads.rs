@@ -136,6 +136,24 @@ fn an_image_upload_answers_the_stream_and_its_thumbnail_fits_the_variant() {
 }
 
 #[test]
+fn a_12_megapixel_photo_states_its_thumbnails_own_size() {
+    // Decoded at 1/4 to stay in the decoding budget: the thumbnail is 1000×750, not the
+    // 1067×800 that scaling the original to the limit would say.
+    let s = start();
+    let r = upload(&s, DAVID, HQ, "big.jpg", "image/jpeg", &jpeg(4000, 3000), "up-12mp");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let img = "<img class=\"message__attachment\"";
+    assert_eq!((attr(&r.body, img, "width"), attr(&r.body, img, "height")), ("1000", "750"));
+    let src = attr(&r.body, img, "src").replace("&amp;", "&");
+    let (status, _, bytes) = fetch(s.srv.port, &src);
+    assert_eq!(status, 200);
+    let mut d = jpeg_decoder::Decoder::new(&bytes[..]);
+    d.decode().unwrap();
+    assert_eq!(d.info().map(|i| (i.width, i.height)), Some((1000, 750)));
+    assert!(r.body.contains("width: 500px; aspect-ratio: 1000/750;"), "{}", r.body);
+}
+
+#[test]
 fn a_small_image_is_its_own_thumbnail_and_other_files_get_a_download_row() {
     let s = start();
     let small = jpeg(64, 48);

@@ -204,6 +204,21 @@ fn purge_if_unattached(c: &Conn, id: i64, keys: &mut Vec<String>) -> Result<()> 
     if used {
         return Ok(());
     }
+    // A video's preview image is a blob attached to this blob (with variants of its own).
+    let mut previews = Vec::new();
+    let mut s = c.prepare_cached("SELECT blob_id FROM active_storage_attachments WHERE record_type = 'ActiveStorage::Blob' AND record_id = ?1")?;
+    s.bind(1, id)?;
+    while s.row()? {
+        previews.push(s.int(0));
+    }
+    drop(s);
+    let mut s = c.prepare_cached("DELETE FROM active_storage_attachments WHERE record_type = 'ActiveStorage::Blob' AND record_id = ?1")?;
+    s.bind(1, id)?;
+    s.run()?;
+    drop(s);
+    for preview in previews {
+        purge_if_unattached(c, preview, keys)?;
+    }
     // A variant is a record whose `image` attachment holds the variant's blob.
     let mut variants = Vec::new();
     let mut s = c.prepare_cached(
@@ -295,5 +310,12 @@ mod tests {
         assert_eq!(variant(&c, id, "other").unwrap(), None);
         assert_eq!(attached(&c, "Message", 5, "attachment").unwrap().map(|b| b.id), Some(id));
         assert_eq!(detach(&c, "Message", 5, "attachment").unwrap(), vec!["thumb001".to_string(), "orig0001".to_string()]);
+        // A video's preview image goes with the video.
+        let video = attach_new(&c, "Message", 6, "attachment", &blob("video001"), 1_700_000_000_000_000).unwrap();
+        attach_new(&c, "ActiveStorage::Blob", video, "preview_image", &blob("poster01"), 1_700_000_000_000_000).unwrap();
+        assert_eq!(detach(&c, "Message", 6, "attachment").unwrap(), vec!["poster01".to_string(), "video001".to_string()]);
+        let mut st = c.prepare("SELECT count(*) FROM active_storage_attachments").unwrap();
+        assert!(st.row().unwrap());
+        assert_eq!(st.int(0), 0, "no attachment row is left");
     }
 }

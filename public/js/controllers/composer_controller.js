@@ -163,12 +163,15 @@ export default class extends Controller {
     for (const file of files) await this.#upload(file)
   }
 
-  #upload(file) {
+  async #upload(file) {
     const clientMessageId = newClientMessageId()
     this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
     const data = new FormData()
     data.append("message[attachment]", file)
     data.append("message[client_message_id]", clientMessageId)
+    // The server has no video decoder: the poster frame comes from this browser.
+    const poster = file.type.startsWith("video/") ? await capturePoster(file) : null
+    if (poster) data.append("message[poster]", poster, "poster.jpg")
     return new Promise(resolve => {
       const request = new XMLHttpRequest()
       request.open("POST", this.element.action)
@@ -188,4 +191,42 @@ export default class extends Controller {
       request.send(data)
     })
   }
+}
+
+// The first frame of a video file, drawn on a canvas at the video's size fitted to 1200×800
+// (the thumbnail limit), as a JPEG blob; null when the browser cannot decode the file or
+// takes longer than a few seconds, and the video is then sent without a poster.
+function capturePoster(file) {
+  return new Promise(resolve => {
+    const url = URL.createObjectURL(file)
+    const video = document.createElement("video")
+    let timer
+    const done = blob => {
+      clearTimeout(timer)
+      video.removeAttribute("src")
+      video.load()
+      URL.revokeObjectURL(url)
+      resolve(blob)
+    }
+    timer = setTimeout(() => done(null), 5000)
+    video.muted = true
+    video.playsInline = true
+    video.preload = "auto"
+    video.addEventListener("error", () => done(null), { once: true })
+    video.addEventListener("loadeddata", () => {
+      const { videoWidth: w, videoHeight: h } = video
+      if (!w || !h) return done(null)
+      const scale = Math.min(1, 1200 / w, 800 / h)
+      const canvas = document.createElement("canvas")
+      canvas.width = Math.max(1, Math.round(w * scale))
+      canvas.height = Math.max(1, Math.round(h * scale))
+      try {
+        canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height)
+        canvas.toBlob(blob => done(blob), "image/jpeg", 0.8)
+      } catch {
+        done(null)
+      }
+    }, { once: true })
+    video.src = url
+  })
 }

@@ -141,6 +141,8 @@ pub(super) struct AttachmentView<'a> {
     pub(super) preview_url: &'a str,
     /// The size the picture is shown at: its thumbnail's (at most 1200×800).
     pub(super) size: Option<(u32, u32)>,
+    /// A video's poster: its preview image's blob URL.
+    pub(super) poster_url: Option<String>,
 }
 
 impl AttachmentView<'_> {
@@ -186,8 +188,22 @@ impl views::messages::body_video::View for AttachmentView<'_> {
     fn blob_url(&self, o: &mut Out<'_>) {
         o.attr(self.blob_url);
     }
-    fn poster_url(&self, _o: &mut Out<'_>) {
-        // Video posters need the preview pipeline (a later issue); an empty poster shows none.
+    fn poster_url(&self, o: &mut Out<'_>) {
+        if let Some(url) = &self.poster_url {
+            o.attr(url);
+        }
+    }
+    fn width(&self, o: &mut Out<'_>) {
+        match self.size {
+            Some((w, _)) => o.int(w.into()),
+            None => o.static_bytes(b"100%"),
+        }
+    }
+    fn height(&self, o: &mut Out<'_>) {
+        match self.size {
+            Some((_, h)) => o.int(h.into()),
+            None => o.static_bytes(b"100%"),
+        }
     }
     fn download_url(&self, o: &mut Out<'_>) {
         o.attr(self.download_url);
