@@ -250,6 +250,81 @@ fn files_without_magic_bytes_take_their_type_from_the_name_and_active_types_down
     }
 }
 
+/// A multipart post of a video with the poster frame the composer draws for it.
+fn upload_video(s: &Seeded, video: &[u8], poster: Option<&[u8]>, cmid: &str) -> Response {
+    let mut body = multipart(&[("message[client_message_id]", cmid)], Some(("message[attachment]", "clip.webm", "video/webm", video)));
+    if let Some(p) = poster {
+        body.truncate(body.len() - format!("--{BOUNDARY}--\r\n").len());
+        body.extend_from_slice(
+            format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"message[poster]\"; filename=\"poster.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").as_bytes(),
+        );
+        body.extend_from_slice(p);
+        body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    }
+    let req = Request {
+        method: "POST",
+        path: format!("/rooms/{HQ}/messages"),
+        headers: vec![
+            ("Content-Type".into(), format!("multipart/form-data; boundary={BOUNDARY}")),
+            ("Accept".into(), "text/vnd.turbo-stream.html, text/html".into()),
+            ("Sec-Fetch-Site".into(), "same-origin".into()),
+        ],
+        body,
+    };
+    s.srv.send(&req.cookies(&s.jar(DAVID)))
+}
+
+#[test]
+fn a_video_plays_inline_with_the_poster_its_uploader_drew() {
+    let s = start();
+    let webm = b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm-and-some-frames";
+    let poster = jpeg(640, 360);
+    let r = upload_video(&s, webm, Some(&poster), "vid-1");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let video = "<video class=\"message__attachment\"";
+    assert_eq!(attr(&r.body, video, "preload"), "metadata");
+    assert_eq!((attr(&r.body, video, "width"), attr(&r.body, video, "height")), ("640", "360"));
+    assert!(r.body.contains(" controls "), "{}", r.body);
+    let poster_url = attr(&r.body, video, "poster").replace("&amp;", "&");
+    assert!(poster_url.starts_with("/rails/active_storage/blobs/redirect/"), "{poster_url}");
+    let (status, head, bytes) = fetch(s.srv.port, &poster_url);
+    assert_eq!(status, 200);
+    assert!(head.contains("Content-Type: image/jpeg") && head.contains("Content-Disposition: inline"), "{head}");
+    assert_eq!(bytes, poster);
+    let src = attr(&r.body, video, "src").replace("&amp;", "&");
+    let (status, head, bytes) = fetch(s.srv.port, &src);
+    assert_eq!((status, bytes.as_slice()), (200, &webm[..]));
+    assert!(head.contains("Content-Type: video/webm"), "{head}");
+
+    // Stored where Rails keeps a video's preview: a blob attached to the video's blob.
+    let id = s.query_int("SELECT id FROM messages WHERE client_message_id = 'vid-1'");
+    let video_blob = s.query_int(&format!("SELECT blob_id FROM active_storage_attachments WHERE record_type = 'Message' AND record_id = {id}"));
+    assert_eq!(
+        s.query_text(&format!(
+            "SELECT b.content_type || '|' || b.filename FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id \
+             WHERE a.record_type = 'ActiveStorage::Blob' AND a.record_id = {video_blob} AND a.name = 'preview_image'"
+        )),
+        "image/jpeg|clip.jpg"
+    );
+    assert!(s.query_text(&format!("SELECT metadata FROM active_storage_blobs WHERE id = {video_blob}")).contains("\"width\":640,\"height\":360"));
+
+    // Without a poster (a browser that could not decode the file) it still shows a player.
+    let r = upload_video(&s, webm, None, "vid-2");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(attr(&r.body, video, "poster"), "");
+    assert_eq!(attr(&r.body, video, "width"), "100%");
+    // A poster that is not an image is dropped, the video kept.
+    let r = upload_video(&s, webm, Some(b"<svg onload=alert(1)>"), "vid-3");
+    assert_eq!((r.status, attr(&r.body, video, "poster")), (200, ""));
+
+    // Deleting the message deletes the video, its poster and their rows.
+    let del = Request { method: "DELETE", ..Request::post_form(&format!("/rooms/{HQ}/messages/{id}"), &[]) }
+        .header("Accept", "text/vnd.turbo-stream.html");
+    assert_eq!(s.srv.send(&del.cookies(&s.jar(DAVID))).status, 200);
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_attachments WHERE record_type = 'ActiveStorage::Blob'"), 0);
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs WHERE filename = 'clip.jpg'"), 0);
+}
+
 #[test]
 fn oversize_and_malformed_uploads_are_refused_without_harm() {
     let s = start_with(&[("CAMPFIRE_MAX_UPLOAD", "200000")]);
