@@ -41,16 +41,25 @@ pub struct FormFile {
     data: Vec<u8>,
 }
 
+/// Largest avatar or logo file. These are copied into memory to be resized, so they get a
+/// bound of their own far below `CAMPFIRE_MAX_UPLOAD` (which admits a phone's videos); a phone
+/// photo is 2–12 MB.
+pub const MAX_BYTES: usize = 24 * 1024 * 1024;
+
 impl FormFile {
     /// The file part `name` of the request; `None` when there is none or it is empty (a file
-    /// input left alone is sent as an empty part with an empty filename).
-    pub fn from_request(rq: &Req<'_, '_>, name: &str) -> Option<FormFile> {
-        let f = rq.params.file(name, rq.http.body).filter(|f| !f.data.is_empty())?;
-        Some(FormFile {
+    /// input left alone is sent as an empty part with an empty filename). 413 when larger
+    /// than `MAX_BYTES`.
+    pub fn from_request(rq: &Req<'_, '_>, name: &str) -> Result<Option<FormFile>, AppError> {
+        let Some(f) = rq.params.file(name, rq.http.body).filter(|f| !f.data.is_empty()) else { return Ok(None) };
+        if f.data.len() > MAX_BYTES {
+            return Err(AppError::Head(413));
+        }
+        Ok(Some(FormFile {
             filename: String::from_utf8_lossy(f.filename).into_owned(),
             content_type: f.content_type.to_vec(),
             data: f.data.to_vec(),
-        })
+        }))
     }
 }
 

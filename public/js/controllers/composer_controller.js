@@ -11,7 +11,7 @@ import { unfurlPaste } from "lib/unfurl"
 export default class extends Controller {
   static targets = ["clientid", "fields", "fileList", "text"]
   static classes = ["toolbar"]
-  static values = { roomId: Number }
+  static values = { roomId: Number, maxUpload: Number }
   static outlets = ["messages"]
 
   initialize() {
@@ -166,6 +166,9 @@ export default class extends Controller {
   async #upload(file) {
     const clientMessageId = newClientMessageId()
     this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
+    const tooLarge = `too large: the limit is ${formatBytes(this.maxUploadValue)}`
+    // Refused here rather than after sending a file the server would only turn away.
+    if (this.maxUploadValue && file.size > this.maxUploadValue) return this.messagesOutlet?.failPendingMessage(clientMessageId, tooLarge)
     const data = new FormData()
     data.append("message[attachment]", file)
     data.append("message[client_message_id]", clientMessageId)
@@ -181,13 +184,13 @@ export default class extends Controller {
       })
       // A refused upload (413 too large, 422, 503 busy) or a lost connection leaves the
       // pending copy marked as failed rather than spinning forever.
-      const fail = () => this.messagesOutlet?.failPendingMessage(clientMessageId)
+      const fail = (reason) => this.messagesOutlet?.failPendingMessage(clientMessageId, reason)
       request.addEventListener("load", () => {
         if (request.status < 400) window.Turbo.renderStreamMessage(request.responseText)
-        else fail()
+        else fail(request.status === 413 ? tooLarge : request.status === 503 ? "the server is busy, try again" : `the server answered ${request.status}`)
         resolve()
       })
-      request.addEventListener("error", () => { fail(); resolve() })
+      request.addEventListener("error", () => { fail("the connection was lost"); resolve() })
       request.send(data)
     })
   }
@@ -229,4 +232,12 @@ function capturePoster(file) {
     }, { once: true })
     video.src = url
   })
+}
+
+// 1073741824 → "1 GiB", 8388608 → "8 MiB", 500000 → "488 KiB".
+function formatBytes(n) {
+  const units = ["bytes", "KiB", "MiB", "GiB"]
+  let i = 0
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++ }
+  return `${Math.round(n * 10) / 10} ${units[i]}`
 }

@@ -172,7 +172,7 @@ impl BotParams {
         Ok(BotParams {
             name: rq.params.get_str("user[name]").map(str::to_owned),
             webhook_url: rq.params.get_str("user[webhook_url]").map(str::to_owned),
-            avatar: FormFile::from_request(rq, "user[avatar]"),
+            avatar: FormFile::from_request(rq, "user[avatar]")?,
         })
     }
 }

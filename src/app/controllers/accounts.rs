@@ -52,7 +52,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     if !rq.is_admin() {
         return Err(AppError::Head(403));
     }
-    let logo = FormFile::from_request(rq, "account[logo]");
+    let logo = FormFile::from_request(rq, "account[logo]")?;
     if !rq.params.has_group("account") && logo.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: account"));
     }

@@ -59,7 +59,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 /// 302 to `/users/me/profile` with a notice. A duplicate e-mail is a 500, as in Rails.
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let me = rq.user().ok_or(AppError::Head(401))?.id;
-    let avatar = FormFile::from_request(rq, "user[avatar]");
+    let avatar = FormFile::from_request(rq, "user[avatar]")?;
     if !rq.params.has_group("user") && avatar.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: user"));
     }

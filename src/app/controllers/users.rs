@@ -150,7 +150,7 @@ impl NametagForm {
             name: rq.params.get_str("user[name]").unwrap_or("").to_owned(),
             email_address: rq.params.get_str("user[email_address]").unwrap_or("").to_owned(),
             password: rq.params.get("user[password]").unwrap_or(b"").to_vec(),
-            avatar: FormFile::from_request(rq, "user[avatar]"),
+            avatar: FormFile::from_request(rq, "user[avatar]")?,
         })
     }
 
