@@ -377,11 +377,14 @@ fn a_large_upload_is_spooled_to_disk_and_stored_intact() {
     assert_eq!(s.srv.send(&form.cookies(&s.jar(DAVID))).status, 413);
 }
 
-/// VmHWM of process `pid` in KiB (its peak resident set, anonymous and file pages).
+/// A field of `/proc/<pid>/status` in KiB (VmHWM: peak resident set; RssAnon, RssFile: now).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
 fn vm_hwm_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    status_kib(pid, "VmHWM:")
 }
 
 #[test]
@@ -397,6 +400,21 @@ fn a_100_mb_upload_streams_to_disk_with_rails_checksum() {
     );
     let tail = format!("\r\n--{BOUNDARY}--\r\n");
     let before = vm_hwm_kib(s.srv.pid());
+    // Samples the anonymous and the file-backed resident pages while the upload is handled.
+    let pid = s.srv.pid();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let (mut anon, mut file) = (0, 0);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                anon = status_kib(pid, "RssAnon:").max(anon);
+                file = status_kib(pid, "RssFile:").max(file);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            (anon, file)
+        })
+    };
     let mut sock = TcpStream::connect(("127.0.0.1", s.srv.port)).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let cookie = s.jar(DAVID).0.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join("; ");
@@ -416,7 +434,9 @@ fn a_100_mb_upload_streams_to_disk_with_rails_checksum() {
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 200"), "{}", &answer[..answer.len().min(400)]);
     let after = vm_hwm_kib(s.srv.pid());
-    eprintln!("100 MiB upload: server VmHWM {before} KiB before, {after} KiB after");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (anon, file) = sampler.join().unwrap();
+    eprintln!("100 MiB upload: server VmHWM {before} KiB before, {after} KiB after; sampled peaks RssAnon {anon} KiB, RssFile {file} KiB");
 
     // Rails' checksum: base64 of the MD5 of the whole file, computed here from the same bytes.
     let mut all = Vec::with_capacity(size);
