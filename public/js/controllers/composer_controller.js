@@ -165,7 +165,8 @@ export default class extends Controller {
 
   async #upload(file) {
     const clientMessageId = newClientMessageId()
-    this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
+    // Awaited: a refusal right away must find the pending copy in the page.
+    await this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
     const tooLarge = `too large: the limit is ${formatBytes(this.maxUploadValue)}`
     // Refused here rather than after sending a file the server would only turn away.
     if (this.maxUploadValue && file.size > this.maxUploadValue) return this.messagesOutlet?.failPendingMessage(clientMessageId, tooLarge)
