@@ -316,6 +316,9 @@ fn a_video_plays_inline_with_the_poster_its_uploader_drew() {
     // A poster that is not an image is dropped, the video kept.
     let r = upload_video(&s, webm, Some(b"<svg onload=alert(1)>"), "vid-3");
     assert_eq!((r.status, attr(&r.body, video, "poster")), (200, ""));
+    // So is one larger than the composer draws (1200×800 at most).
+    let r = upload_video(&s, webm, Some(&jpeg(2000, 1000)), "vid-4");
+    assert_eq!((r.status, attr(&r.body, video, "poster")), (200, ""));
 
     // Deleting the message deletes the video, its poster and their rows.
     let del = Request { method: "DELETE", ..Request::post_form(&format!("/rooms/{HQ}/messages/{id}"), &[]) }

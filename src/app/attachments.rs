@@ -164,15 +164,17 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
 }
 
 /// Stores the browser's poster frame for video `filename` as its preview image, when it is a
-/// JPEG or PNG whose size we can read (anything else is dropped: the video plays without).
+/// JPEG or PNG within 1200×800, the size the composer draws it at (anything else is dropped:
+/// the video plays without; no picture of hostile dimensions is handed to other browsers).
 fn video_preview(root: &Path, filename: &str, poster: &[u8]) -> io::Result<Option<(Stored, String)>> {
     let ext = match crate::app::content_types::by_magic(poster) {
         Some("image/jpeg") => "jpg",
         Some("image/png") => "png",
         _ => return Ok(None),
     };
-    if storage::display_size(poster).is_none() {
-        return Ok(None);
+    match storage::display_size(poster) {
+        Some((w, h)) if w >= 1 && h >= 1 && w <= THUMB_MAX_WIDTH && h <= THUMB_MAX_HEIGHT => {}
+        _ => return Ok(None),
     }
     let name = variant_filename(filename, ext);
     Ok(Some((storage::write(root, poster, &name, b"")?, name)))

@@ -1,9 +1,9 @@
 //! A file sent with a form (`user[avatar]`, `account[logo]`) on its way into Active Storage:
 //! copied out of the request on the loop, written to disk on the worker (`storage::write`)
 //! with its named variants made once there (the avatar's `square`, the logo's `large` and
-//! `small`: `Named`), then its blob, attachment and variant rows inserted by the writer. Profiles, account settings, first
-//! run and join all take this one path, so an avatar is stored the same way wherever it comes
-//! from. The caller answers with `storage::finish_upload` (or its own answer) so that a file
+//! `small`: `Named`), then its blob, attachment and variant rows inserted by the writer.
+//! Profiles, account settings, first run and join all take this one path, so an avatar is
+//! stored the same way wherever it comes from. The caller answers with `storage::finish_upload` (or its own answer) so that a file
 //! whose rows did not commit is deleted again.
 
 use super::flow::Ticket;
@@ -88,9 +88,18 @@ pub fn store(file: Option<FormFile>, root: &Path, variants: &[Named], who: &str,
     }
 }
 
+/// Writes the file and its variants; on a disk error, deletes what it wrote before failing.
 fn write(root: &Path, f: &FormFile, variants: &[Named]) -> std::io::Result<StoredFile> {
     let stored = storage::write(root, &f.data, &f.filename, &f.content_type)?;
     let mut out = StoredFile { filename: f.filename.clone(), stored, variants: Vec::new() };
+    if let Err(e) = add_variants(root, f, variants, &mut out) {
+        storage::delete(root, &out.keys());
+        return Err(e);
+    }
+    Ok(out)
+}
+
+fn add_variants(root: &Path, f: &FormFile, variants: &[Named], out: &mut StoredFile) -> std::io::Result<()> {
     let mut decoded = false;
     let base = f.filename.rsplit_once('.').map_or(f.filename.as_str(), |(b, _)| b);
     let name = |ct: &str| format!("{base}.{}", if ct == "image/jpeg" { "jpg" } else { "png" });
@@ -110,7 +119,7 @@ fn write(root: &Path, f: &FormFile, variants: &[Named]) -> std::io::Result<Store
         // The decoded image was megabytes the worker's arena would otherwise keep.
         crate::sys::process::release_free_memory();
     }
-    Ok(out)
+    Ok(())
 }
 
 impl StoredFile {
