@@ -1,8 +1,8 @@
 // Browser test of a video attachment (issue 16): Chromium records a short WebM with
 // MediaRecorder from an animated canvas, the composer uploads it with the poster frame it
 // draws itself (no ffmpeg anywhere), and the message shows an inline <video> with that poster,
-// the video's size, preload=metadata, and a player that seeks (range requests). Screenshots of
-// the room, light and dark, land in e2e/screenshots/video-{light,dark}.png.
+// the video's size, preload=metadata, and a player that plays. A photo, a CSV and a PDF follow
+// it; screenshots of the room, light and dark, land in e2e/screenshots/video-{light,dark}.png.
 //
 // Run: `make e2e` (or `cd e2e && node --test video.test.mjs` after `make campfire-room`).
 
@@ -124,6 +124,33 @@ test("a recorded WebM plays inline with the poster its uploader drew", async () 
     return v.currentTime;
   });
   assert.ok(played > 0, `it plays (currentTime ${played})`);
+
+  // Beside it, the files people send most: a photo, a CSV and a PDF, for the screenshots.
+  await page.evaluate(async () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = 1600;
+    canvas.height = 1000;
+    const g = canvas.getContext("2d");
+    const grad = g.createLinearGradient(0, 0, 1600, 1000);
+    grad.addColorStop(0, "#e9c46a");
+    grad.addColorStop(1, "#264653");
+    g.fillStyle = grad;
+    g.fillRect(0, 0, 1600, 1000);
+    const photo = await new Promise((ok) => canvas.toBlob(ok, "image/jpeg", 0.9));
+    const dt = new DataTransfer();
+    dt.items.add(new File(["item,cost\ntea,3\n"], "budget.csv", { type: "text/csv" }));
+    dt.items.add(new File(["%PDF-1.4\n%\u00e2\u00e3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"], "report.pdf", { type: "application/pdf" }));
+    dt.items.add(new File([photo], "dunes.jpg", { type: "image/jpeg" }));
+    document.getElementById("composer").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await page.locator(".composer__file", { hasText: "dunes.jpg" }).waitFor();
+  await page.click("button.composer__send");
+  await page.locator("[data-message-id] img.message__attachment[alt='dunes.jpg']").waitFor({ timeout: 30000 });
+  for (const name of ["budget.csv", "report.pdf"]) {
+    await page.locator("[data-message-id] .message__filename", { hasText: name }).waitFor({ timeout: 30000 });
+  }
+  assert.equal(sql("SELECT content_type FROM active_storage_blobs WHERE filename = 'budget.csv'"), "text/csv");
+  assert.equal(sql("SELECT content_type FROM active_storage_blobs WHERE filename = 'report.pdf'"), "application/pdf");
 
   await page.screenshot({ path: join(shots, "video-light.png") });
   await page.emulateMedia({ colorScheme: "dark" });
