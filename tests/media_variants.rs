@@ -158,3 +158,14 @@ fn a_jpeg_logo_is_shown_at_512_and_192_as_png() {
     let page = s.get(DAVID, "/account/edit");
     assert!(page.body.contains("account-has-logo"), "the page knows there is a logo");
 }
+
+#[test]
+fn an_avatar_over_the_form_file_bound_is_refused_and_nothing_is_stored() {
+    // Avatars are resized in memory, so they have a bound (24 MiB) far below the upload limit.
+    let s = start();
+    let big = vec![0u8; 25 * 1024 * 1024];
+    let req = Request::multipart("/users/me/profile", &[("_method", "patch")], Some(("user[avatar]", "huge.jpg", "image/jpeg", &big)));
+    assert_eq!(s.jar(KEVIN).send(&s.srv, req).status, 413);
+    assert_eq!(s.query_int("SELECT count(*) FROM active_storage_blobs"), 0);
+    assert_eq!(s.get(KEVIN, "/up").status, 200);
+}
