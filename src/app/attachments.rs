@@ -5,8 +5,14 @@
 //! What gets a thumbnail: JPEG and PNG are shrunk in-process (`crate::images`); any web image
 //! (JPEG, PNG, GIF, WebP) that already fits is its own thumbnail (a hard link under a new
 //! key, so the variant is a blob of its own as Rails has it). GIF and WebP images larger than
-//! 1200×800, CMYK JPEGs, videos (a poster needs ffmpeg) and every other file get no variant:
-//! images then show the original scaled by the browser, other files the download row.
+//! 1200×800, CMYK JPEGs and every other file get no variant: images then show the original
+//! scaled by the browser, other files the download row.
+//!
+//! A video's poster is not made here (that needs ffmpeg): the uploading browser draws a frame
+//! on a canvas and sends it along (`message[poster]`, a JPEG or PNG of at most
+//! `POSTER_MAX_BYTES`). It is stored where Rails keeps a video's preview, a blob attached to
+//! the video's blob as `preview_image`, and its size is recorded as the video's (the frame is
+//! drawn at the video's size, fitted to 1200×800). Without one the video still plays.
 
 use super::storage::{self, Stored};
 use crate::crypto::variation::Variation;
@@ -18,11 +24,16 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Largest poster frame taken with a video (a 1200×800 JPEG is about 100–300 KB).
+pub const POSTER_MAX_BYTES: usize = 2 * 1024 * 1024;
+
 /// A file as it arrived in the request, owned so it can travel to the worker.
 pub struct Upload {
     pub filename: String,
     pub content_type: Vec<u8>,
     data: Data,
+    /// The poster frame the browser drew for a video, when it sent one.
+    poster: Option<Vec<u8>>,
 }
 
 /// The bytes of an upload: copied out of a small request, or a range of a large request's
@@ -40,13 +51,19 @@ impl Upload {
             Some(body) if body.bytes().get(f.range.clone()).is_some() => Data::Spooled(Arc::clone(body), f.range.clone()),
             _ => Data::Owned(f.data.to_vec()),
         };
-        Upload { filename: clean_filename(f.filename), content_type: f.content_type.to_vec(), data }
+        Upload { filename: clean_filename(f.filename), content_type: f.content_type.to_vec(), data, poster: None }
+    }
+
+    /// The same upload with the browser's poster frame for it (ignored when too large).
+    pub fn with_poster(mut self, poster: Option<&[u8]>) -> Upload {
+        self.poster = poster.filter(|p| !p.is_empty() && p.len() <= POSTER_MAX_BYTES).map(<[u8]>::to_vec);
+        self
     }
 
     /// An upload of bytes already in memory (tests).
     #[cfg(test)]
     pub fn owned(filename: &str, content_type: &[u8], data: Vec<u8>) -> Upload {
-        Upload { filename: filename.to_string(), content_type: content_type.to_vec(), data: Data::Owned(data) }
+        Upload { filename: filename.to_string(), content_type: content_type.to_vec(), data: Data::Owned(data), poster: None }
     }
 
     /// The file's bytes.
@@ -64,6 +81,8 @@ pub struct StoredAttachment {
     pub blob: Stored,
     /// The thumbnail: its file, its variation digest and its file name (`<base>.<format>`).
     pub thumb: Option<(Stored, String, String)>,
+    /// A video's preview image (the browser's poster frame) and its file name.
+    pub preview: Option<(Stored, String)>,
 }
 
 impl StoredAttachment {
@@ -71,15 +90,19 @@ impl StoredAttachment {
     pub fn keys(&self) -> Vec<String> {
         let mut k = vec![self.blob.key.clone()];
         k.extend(self.thumb.as_ref().map(|t| t.0.key.clone()));
+        k.extend(self.preview.as_ref().map(|p| p.0.key.clone()));
         k
     }
 
     /// Writes the attachment's rows for message `message_id` (blob, attachment, variant
-    /// record and variant blob) inside the writer's transaction.
+    /// record and variant blob, or a video's preview image) inside the writer's transaction.
     pub fn attach(&self, c: &Conn, message_id: i64, now: i64) -> db::Result<()> {
         let blob_id = db::blobs::attach_new(c, "Message", message_id, "attachment", &new_blob(&self.blob, &self.filename), now)?;
         if let Some((thumb, digest, name)) = &self.thumb {
             db::blobs::add_variant(c, blob_id, digest, &new_blob(thumb, name), now)?;
+        }
+        if let Some((preview, name)) = &self.preview {
+            db::blobs::attach_new(c, "ActiveStorage::Blob", blob_id, "preview_image", &new_blob(preview, name), now)?;
         }
         Ok(())
     }
@@ -100,10 +123,20 @@ fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
 /// A thumbnail that cannot be made is not an error (the message shows the original).
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     let data = up.data();
-    let blob = storage::write(root, data, &up.content_type)?;
+    let mut blob = storage::write(root, data, &up.filename, &up.content_type)?;
+    let preview = match &up.poster {
+        Some(poster) if blob.content_type.starts_with("video/") => video_preview(root, &up.filename, poster)?,
+        _ => None,
+    };
+    if preview.is_some() {
+        if let Some((w, h)) = up.poster.as_deref().and_then(storage::display_size) {
+            blob.metadata = format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"video\":true,\"analyzed\":true}}");
+        }
+    }
     let mut made_thumbnail = false;
     let thumb = match (thumb_format(&up.filename, blob.content_type), storage::display_size(data)) {
         (Some(format), Some((w, h))) => {
+            let name = variant_filename(&up.filename, &format);
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
             let decode = fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) != (w, h);
             made_thumbnail = decode;
@@ -114,10 +147,10 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
             };
             let stored = match made {
                 Outcome::AlreadyFits => Some(Stored { key: storage::link(root, &blob.key)?, ..blob.clone() }),
-                Outcome::Made(t) => Some(storage::write(root, &t.data, t.content_type.as_bytes())?),
+                Outcome::Made(t) => Some(storage::write(root, &t.data, &name, t.content_type.as_bytes())?),
                 Outcome::Unsupported => None,
             };
-            stored.map(|s| (s, variation.digest(), variant_filename(&up.filename, &format)))
+            stored.map(|s| (s, variation.digest(), name))
         }
         _ => None,
     };
@@ -127,7 +160,24 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
         // The decoded image was megabytes the worker's arena would otherwise keep.
         crate::sys::process::release_free_memory();
     }
-    Ok(StoredAttachment { filename, blob, thumb })
+    Ok(StoredAttachment { filename, blob, thumb, preview })
+}
+
+/// Stores the browser's poster frame for video `filename` as its preview image, when it is a
+/// JPEG or PNG within 1200×800, the size the composer draws it at (anything else is dropped:
+/// the video plays without; no picture of hostile dimensions is handed to other browsers).
+fn video_preview(root: &Path, filename: &str, poster: &[u8]) -> io::Result<Option<(Stored, String)>> {
+    let ext = match crate::app::content_types::by_magic(poster) {
+        Some("image/jpeg") => "jpg",
+        Some("image/png") => "png",
+        _ => return Ok(None),
+    };
+    match storage::display_size(poster) {
+        Some((w, h)) if w >= 1 && h >= 1 && w <= THUMB_MAX_WIDTH && h <= THUMB_MAX_HEIGHT => {}
+        _ => return Ok(None),
+    }
+    let name = variant_filename(filename, ext);
+    Ok(Some((storage::write(root, poster, &name, b"")?, name)))
 }
 
 /// The format a web image's thumbnail keeps, as Rails names it in the variation: the file

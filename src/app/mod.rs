@@ -20,6 +20,7 @@ pub mod attachments;
 pub mod browser;
 pub mod cable;
 pub mod client_ip;
+pub mod content_types;
 pub mod controllers;
 pub mod cookies;
 pub mod errors;

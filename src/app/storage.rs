@@ -1,6 +1,7 @@
 //! Active Storage on disk (spec/01 §12.3): the one place that knows where a blob's file lives
 //! (`<STORAGE_PATH>/files/ab/cd/abcd…`), writes an uploaded file there, reads and deletes it,
-//! and works out what Rails records about a file (content type, MD5 checksum, image size).
+//! and works out what Rails records about a file (MD5 checksum, image size; the content type
+//! comes from `content_types`).
 //!
 //! Files are written without fsync: an upload is rare and its rows commit after the file is
 //! in place, so a crash loses at most a file nobody refers to yet.
@@ -35,9 +36,9 @@ pub struct Stored {
 }
 
 /// Writes `data` under a fresh random key (via a temporary name, then rename, so a reader
-/// never sees half a file) and describes it. `declared` is the client's content type, used
-/// only when the bytes are not a known image.
-pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored> {
+/// never sees half a file) and describes it. Its content type comes from its bytes, its
+/// `filename` and the client's `declared` type (`content_types::detect`).
+pub fn write(storage: &Path, data: &[u8], filename: &str, declared: &[u8]) -> io::Result<Stored> {
     let key_bytes = token::blob_key();
     let key = String::from_utf8_lossy(&key_bytes).into_owned();
     let path = blob_path(storage, &key).ok_or_else(|| io::Error::other("bad blob key"))?;
@@ -47,7 +48,7 @@ pub fn write(storage: &Path, data: &[u8], declared: &[u8]) -> io::Result<Stored>
     let tmp = path.with_extension("part");
     fs::write(&tmp, data)?;
     fs::rename(&tmp, &path)?;
-    let content_type = content_type(data, declared);
+    let content_type = super::content_types::detect(data, filename, declared);
     let metadata = match display_size(data) {
         Some((w, h)) => format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"analyzed\":true}}"),
         None => "{\"identified\":true,\"analyzed\":true}".to_string(),
@@ -99,27 +100,6 @@ pub fn delete(storage: &Path, keys: &[String]) {
     }
 }
 
-/// The content type from the file's first bytes for the image types browsers show; otherwise
-/// the declared type when it looks like `type/subtype`, else `application/octet-stream`.
-pub fn content_type(data: &[u8], declared: &[u8]) -> &'static str {
-    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
-        "image/png"
-    } else if data.starts_with(b"\xff\xd8\xff") {
-        "image/jpeg"
-    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
-        "image/gif"
-    } else if data.len() >= 12 && data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
-        "image/webp"
-    } else {
-        match declared {
-            b"image/svg+xml" => "image/svg+xml",
-            b"text/plain" => "text/plain",
-            b"application/pdf" if data.starts_with(b"%PDF") => "application/pdf",
-            _ => "application/octet-stream",
-        }
-    }
-}
-
 /// Width and height of an image as it is shown: a JPEG whose EXIF orientation turns it by
 /// 90° has them swapped (what Rails' analyzer records).
 pub fn display_size(d: &[u8]) -> Option<(u32, u32)> {
@@ -133,7 +113,7 @@ pub fn image_size(d: &[u8]) -> Option<(u32, u32)> {
     let be16 = |i: usize| Some(u16::from_be_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
     let le16 = |i: usize| Some(u16::from_le_bytes([*d.get(i)?, *d.get(i + 1)?]) as u32);
     let be32 = |i: usize| Some(u32::from_be_bytes(d.get(i..i + 4)?.try_into().ok()?));
-    match content_type(d, b"") {
+    match super::content_types::by_magic(d)? {
         "image/png" => Some((be32(16)?, be32(20)?)),
         "image/gif" => Some((le16(6)?, le16(8)?)),
         "image/jpeg" => {
@@ -216,12 +196,12 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
 /// Answers an upload once its rows were written, or failed to be: on success the files of the
 /// blobs it replaced are deleted, on failure the new file is, so no file outlives its rows.
 /// Then the client is redirected to `to`.
-pub fn finish_upload(ticket: super::flow::Ticket, saved: crate::db::Result<Vec<String>>, new_key: Option<String>, to: &'static str) {
+pub fn finish_upload(ticket: super::flow::Ticket, saved: crate::db::Result<Vec<String>>, new_keys: Vec<String>, to: &'static str) {
     ticket.finish(move |cx, res| {
         match saved {
             Ok(orphans) => delete(&cx.config.storage_path, &orphans),
             Err(e) => {
-                delete(&cx.config.storage_path, &new_key.into_iter().collect::<Vec<_>>());
+                delete(&cx.config.storage_path, &new_keys);
                 return Err(e.into());
             }
         }
@@ -261,19 +241,17 @@ mod tests {
     fn sniffs_types_and_sizes() {
         let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
         png.extend_from_slice(&[0, 0, 0, 64, 0, 0, 0, 32]);
-        assert_eq!(content_type(&png, b"text/html"), "image/png");
         assert_eq!(image_size(&png), Some((64, 32)));
         assert_eq!(image_size(b"GIF89a\x10\x00\x08\x00"), Some((16, 8)));
         let jpeg = [0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xc0, 0, 11, 8, 0, 20, 0, 30];
         assert_eq!(image_size(&jpeg), Some((30, 20)));
         assert_eq!(image_size(&jpeg[..12]), None, "a cut-off file has no size");
-        assert_eq!(content_type(b"<html>", b"text/html"), "application/octet-stream");
     }
 
     #[test]
     fn writes_reads_and_deletes() {
         let dir = std::env::temp_dir().join(format!("cr-storage-{}", std::process::id()));
-        let s = write(&dir, b"abc", b"text/plain").unwrap();
+        let s = write(&dir, b"abc", "a.txt", b"").unwrap();
         assert_eq!((s.content_type, s.byte_size, s.checksum.as_str()), ("text/plain", 3, "kAFQmDzST7DWlj99KOF/cg=="));
         assert_eq!(read(&dir, &s.key).unwrap(), b"abc");
         let linked = link(&dir, &s.key).unwrap();

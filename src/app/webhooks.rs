@@ -210,7 +210,7 @@ impl Delivery {
         let (ext, canonical) = rails_mime(media);
         let filename = format!("attachment.{ext}");
         let content_type = canonical.unwrap_or(media).to_owned();
-        let stored = storage::write(&self.storage, data, content_type.as_bytes())
+        let stored = storage::write(&self.storage, data, &filename, content_type.as_bytes())
             .map_err(|e| db::Error::new(libsqlite3_sys::SQLITE_IOERR, format!("cannot store the attachment: {e}")))?;
         let key = stored.key.clone();
         let result = with_db(&self.db_path, |db| {

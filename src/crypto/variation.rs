@@ -27,18 +27,33 @@ pub struct Variation {
 }
 
 impl Variation {
-    /// The `variation_digest` of this variation (Base64 of SHA-1 of its Marshal form).
+    /// The `variation_digest` of this variation (Base64 of SHA-1 of its Marshal form) as a
+    /// representation URL's variation hashes: the format a string.
     pub fn digest(&self) -> String {
+        self.marshal_digest(false)
+    }
+
+    /// The `variation_digest` of a named variant declared in a model (`variant :large,
+    /// resize_to_limit: …, format: :png`): the format a symbol.
+    pub fn named_digest(&self) -> String {
+        self.marshal_digest(true)
+    }
+
+    fn marshal_digest(&self, format_symbol: bool) -> String {
         let mut m = Vec::with_capacity(64);
         m.extend_from_slice(b"\x04\x08{\x07");
         symbol(b"format", &mut m);
-        // A string with one instance variable, `E: true` (UTF-8).
-        m.extend_from_slice(b"I\"");
-        long(self.format.len() as u32, &mut m);
-        m.extend_from_slice(self.format.as_bytes());
-        m.push(6);
-        symbol(b"E", &mut m);
-        m.push(b'T');
+        if format_symbol {
+            symbol(self.format.as_bytes(), &mut m);
+        } else {
+            // A string with one instance variable, `E: true` (UTF-8).
+            m.extend_from_slice(b"I\"");
+            long(self.format.len() as u32, &mut m);
+            m.extend_from_slice(self.format.as_bytes());
+            m.push(6);
+            symbol(b"E", &mut m);
+            m.push(b'T');
+        }
         symbol(b"resize_to_limit", &mut m);
         m.extend_from_slice(b"[\x07");
         fixnum(self.max_width as i64, &mut m);
@@ -145,6 +160,10 @@ mod tests {
         assert_eq!(thumb("png").digest(), "aFrmZ9PxOH5XKtnRmopvClCmS1g=");
         assert_eq!(thumb("gif").digest(), "QhvxvYWo0o2axWU0l3EW8VQDYbM=");
         assert_eq!(thumb("webp").digest(), "u0TSbUypNLiezYYkiqbZ8jAyVv0=");
+        let named = |f: &str, n: u32| Variation { format: f.into(), max_width: n, max_height: n }.named_digest();
+        assert_eq!(named("png", 512), "ksXvpLsa7BuCVyHOwmQOKedbIbM=", "logo large");
+        assert_eq!(named("png", 192), "EXATZfM7OVVC86CDh85TOsa8ZSw=", "logo small");
+        assert_eq!(named("webp", 512), "6gwfjNKv9eUy9jNUtEZvQFLU0hQ=", "avatar square as Rails makes it");
     }
 
     #[test]

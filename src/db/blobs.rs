@@ -79,24 +79,27 @@ pub struct AvatarOwner {
     pub updated_at: i64,
     /// The uploaded avatar's blob key and content type.
     pub blob: Option<(String, Option<String>)>,
-    /// The key of the avatar's variant with the given digest, when one exists.
-    pub variant_key: Option<String>,
+    /// The key and content type of the avatar's variant, when one exists.
+    pub variant: Option<(String, Option<String>)>,
 }
 
-/// The user, their avatar blob and its variant with `variation_digest` `digest`.
-pub fn avatar_owner(c: &Conn, user_id: i64, digest: &str) -> Result<Option<AvatarOwner>> {
+/// The user, their avatar blob and its variant with one of the `digests` (the first
+/// preferred when there are several: Rails' own before ours).
+pub fn avatar_owner(c: &Conn, user_id: i64, digests: [&str; 3]) -> Result<Option<AvatarOwner>> {
     let mut s = c.prepare_cached(
-        "SELECT u.id, u.name, u.role, u.updated_at, b.key, b.content_type, \
-         (SELECT vb.key FROM active_storage_variant_records v \
-          JOIN active_storage_attachments va ON va.record_type = 'ActiveStorage::VariantRecord' AND va.record_id = v.id AND va.name = 'image' \
-          JOIN active_storage_blobs vb ON vb.id = va.blob_id WHERE v.blob_id = b.id AND v.variation_digest = ?2 LIMIT 1) \
+        "SELECT u.id, u.name, u.role, u.updated_at, b.key, b.content_type, vb.key, vb.content_type \
          FROM users u \
          LEFT JOIN active_storage_attachments a ON a.record_type = 'User' AND a.record_id = u.id AND a.name = 'avatar' \
          LEFT JOIN active_storage_blobs b ON b.id = a.blob_id \
+         LEFT JOIN active_storage_blobs vb ON vb.id = (SELECT va.blob_id FROM active_storage_variant_records v \
+          JOIN active_storage_attachments va ON va.record_type = 'ActiveStorage::VariantRecord' AND va.record_id = v.id AND va.name = 'image' \
+          WHERE v.blob_id = b.id AND v.variation_digest IN (?2, ?3, ?4) ORDER BY v.variation_digest = ?2 DESC, v.id LIMIT 1) \
          WHERE u.id = ?1 ORDER BY a.id DESC LIMIT 1",
     )?;
     s.bind(1, user_id)?;
-    s.bind(2, digest)?;
+    s.bind(2, digests[0])?;
+    s.bind(3, digests[1])?;
+    s.bind(4, digests[2])?;
     if !s.row()? {
         return Ok(None);
     }
@@ -104,14 +107,11 @@ pub fn avatar_owner(c: &Conn, user_id: i64, digest: &str) -> Result<Option<Avata
         Some(key) => Some((key, s.opt_string(5)?)),
         None => None,
     };
-    Ok(Some(AvatarOwner {
-        id: s.int(0),
-        name: s.string(1)?,
-        role: s.int(2),
-        updated_at: s.time(3)?,
-        blob,
-        variant_key: s.opt_string(6)?,
-    }))
+    let variant = match s.opt_string(6)? {
+        Some(key) => Some((key, s.opt_string(7)?)),
+        None => None,
+    };
+    Ok(Some(AvatarOwner { id: s.int(0), name: s.string(1)?, role: s.int(2), updated_at: s.time(3)?, blob, variant }))
 }
 
 /// Replaces the `name` attachment of the record with a new blob (Rails' `has_one_attached`
@@ -204,6 +204,21 @@ fn purge_if_unattached(c: &Conn, id: i64, keys: &mut Vec<String>) -> Result<()> 
     if used {
         return Ok(());
     }
+    // A video's preview image is a blob attached to this blob (with variants of its own).
+    let mut previews = Vec::new();
+    let mut s = c.prepare_cached("SELECT blob_id FROM active_storage_attachments WHERE record_type = 'ActiveStorage::Blob' AND record_id = ?1")?;
+    s.bind(1, id)?;
+    while s.row()? {
+        previews.push(s.int(0));
+    }
+    drop(s);
+    let mut s = c.prepare_cached("DELETE FROM active_storage_attachments WHERE record_type = 'ActiveStorage::Blob' AND record_id = ?1")?;
+    s.bind(1, id)?;
+    s.run()?;
+    drop(s);
+    for preview in previews {
+        purge_if_unattached(c, preview, keys)?;
+    }
     // A variant is a record whose `image` attachment holds the variant's blob.
     let mut variants = Vec::new();
     let mut s = c.prepare_cached(
@@ -263,17 +278,25 @@ mod tests {
         assert_eq!(attached(&c, "User", 8, "avatar").unwrap(), None, "another user's avatar is separate");
         let u = testing::user(&c, "Ann");
         attach(&c, "User", u, "avatar", &blob("cccc3333"), 1_700_000_000_000_000).unwrap();
-        let owner = avatar_owner(&c, u, "d").unwrap().unwrap();
-        assert_eq!((owner.name.as_str(), owner.blob.clone(), owner.variant_key), ("Ann", Some(("cccc3333".into(), Some("image/png".into()))), None));
+        let owner = avatar_owner(&c, u, ["d", "e", "f"]).unwrap().unwrap();
+        assert_eq!((owner.name.as_str(), owner.blob.clone(), owner.variant), ("Ann", Some(("cccc3333".into(), Some("image/png".into()))), None));
         let av = attached(&c, "User", u, "avatar").unwrap().unwrap();
         c.exec(&format!("INSERT INTO active_storage_variant_records (blob_id, variation_digest) VALUES ({}, 'd')", av.id)).unwrap();
         let vr = c.last_insert_rowid();
         attach(&c, "ActiveStorage::VariantRecord", vr, "image", &blob("vvvv4444"), 1_700_000_000_000_000).unwrap();
-        assert_eq!(avatar_owner(&c, u, "d").unwrap().unwrap().variant_key.as_deref(), Some("vvvv4444"));
+        let square = |o: Option<AvatarOwner>| o.and_then(|o| o.variant).map(|v| v.0);
+        assert_eq!(square(avatar_owner(&c, u, ["x", "d", "y"]).unwrap()).as_deref(), Some("vvvv4444"));
+        add_variant(&c, av.id, "r", &blob("rrrr5555"), 1_700_000_000_000_000).unwrap();
+        assert_eq!(square(avatar_owner(&c, u, ["r", "d", "y"]).unwrap()).as_deref(), Some("rrrr5555"), "the first digest wins");
+        assert_eq!(square(avatar_owner(&c, u, ["x", "d", "r"]).unwrap()).as_deref(), Some("vvvv4444"), "then the oldest");
         assert_eq!(variant(&c, av.id, "d").unwrap().map(|b| b.key), Some("vvvv4444".to_string()));
-        assert_eq!(detach(&c, "User", u, "avatar").unwrap(), vec!["vvvv4444".to_string(), "cccc3333".to_string()], "variants go with their blob");
-        assert_eq!(avatar_owner(&c, u, "d").unwrap().unwrap().blob, None);
-        assert_eq!(avatar_owner(&c, 999_999, "d").unwrap(), None);
+        assert_eq!(
+            detach(&c, "User", u, "avatar").unwrap(),
+            vec!["vvvv4444".to_string(), "rrrr5555".to_string(), "cccc3333".to_string()],
+            "variants go with their blob"
+        );
+        assert_eq!(avatar_owner(&c, u, ["d", "e", "f"]).unwrap().unwrap().blob, None);
+        assert_eq!(avatar_owner(&c, 999_999, ["d", "e", "f"]).unwrap(), None);
         assert_eq!(detach(&c, "User", 7, "avatar").unwrap(), vec!["bbbb2222".to_string()]);
         assert_eq!(attached(&c, "User", 7, "avatar").unwrap(), None);
     }
@@ -287,5 +310,12 @@ mod tests {
         assert_eq!(variant(&c, id, "other").unwrap(), None);
         assert_eq!(attached(&c, "Message", 5, "attachment").unwrap().map(|b| b.id), Some(id));
         assert_eq!(detach(&c, "Message", 5, "attachment").unwrap(), vec!["thumb001".to_string(), "orig0001".to_string()]);
+        // A video's preview image goes with the video.
+        let video = attach_new(&c, "Message", 6, "attachment", &blob("video001"), 1_700_000_000_000_000).unwrap();
+        attach_new(&c, "ActiveStorage::Blob", video, "preview_image", &blob("poster01"), 1_700_000_000_000_000).unwrap();
+        assert_eq!(detach(&c, "Message", 6, "attachment").unwrap(), vec!["poster01".to_string(), "video001".to_string()]);
+        let mut st = c.prepare("SELECT count(*) FROM active_storage_attachments").unwrap();
+        assert!(st.row().unwrap());
+        assert_eq!(st.int(0), 0, "no attachment row is left");
     }
 }

@@ -222,12 +222,21 @@ pub struct Attachment {
     pub byte_size: i64,
     /// JSON text (width, height, analyzed, ...).
     pub metadata: Option<String>,
+    /// The metadata of its thumbnail (a tracked variant), whose size the markup states.
+    pub variant_metadata: Option<String>,
+    /// A video's preview image (Rails' `preview_image`, or the poster the browser sent).
+    pub preview_blob_id: Option<i64>,
 }
 
 /// The attachment of message `id`, if it has one.
 pub fn attachment(c: &Conn, id: i64) -> Result<Option<Attachment>> {
     let mut s = c.prepare_cached(
-        "SELECT b.id, b.key, b.filename, b.content_type, b.byte_size, b.metadata \
+        "SELECT b.id, b.key, b.filename, b.content_type, b.byte_size, b.metadata, \
+         (SELECT vb.metadata FROM active_storage_variant_records v \
+          JOIN active_storage_attachments va ON va.record_type = 'ActiveStorage::VariantRecord' AND va.record_id = v.id AND va.name = 'image' \
+          JOIN active_storage_blobs vb ON vb.id = va.blob_id WHERE v.blob_id = b.id ORDER BY v.id LIMIT 1), \
+         (SELECT p.blob_id FROM active_storage_attachments p \
+          WHERE p.record_type = 'ActiveStorage::Blob' AND p.record_id = b.id AND p.name = 'preview_image' ORDER BY p.id LIMIT 1) \
          FROM active_storage_attachments a JOIN active_storage_blobs b ON b.id = a.blob_id \
          WHERE a.record_type = 'Message' AND a.record_id = ?1 AND a.name = 'attachment' ORDER BY a.id LIMIT 1",
     )?;
@@ -242,6 +251,8 @@ pub fn attachment(c: &Conn, id: i64) -> Result<Option<Attachment>> {
         content_type: s.opt_string(3)?,
         byte_size: s.int(4),
         metadata: s.opt_string(5)?,
+        variant_metadata: s.opt_string(6)?,
+        preview_blob_id: s.opt_int(7),
     }))
 }
 

@@ -1,5 +1,7 @@
-//! Image thumbnails made in-process (design §12 "Files"): the `thumb` variant Rails makes for
-//! a message attachment (`resize_to_limit: [1200, 800]`, the format kept), without libvips.
+//! Image variants made in-process (design §12 "Files"), without libvips: the `thumb` Rails
+//! makes for a message attachment (`resize_to_limit: [1200, 800]`, the format kept), an
+//! avatar's `square` (512, JPEG or PNG with alpha, `Target::Photo`) and the logo's `large`
+//! and `small` (512 and 192, PNG).
 //!
 //! JPEG is decoded with `jpeg-decoder`, asking it for the smallest DCT scale (1/2, 1/4, 1/8)
 //! that still covers the thumbnail, so a 12-megapixel photo is decoded at a quarter of its
@@ -38,25 +40,43 @@ pub struct Thumbnail {
     pub height: u32,
 }
 
-/// What `thumbnail` made of an image.
+/// What `thumbnail` or `variant` made of an image.
 pub enum Outcome {
-    /// The image already fits: its thumbnail is the image itself.
+    /// The image already fits, in the wanted format: its variant is the image itself.
     AlreadyFits,
-    /// A smaller copy, in the same format.
+    /// A smaller copy, or the same size in another format.
     Made(Thumbnail),
     /// Not an image we can shrink (type, size, corruption): no thumbnail.
     Unsupported,
 }
 
+/// The format a variant is encoded in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The original's format (a message attachment's `thumb`).
+    Same,
+    /// JPEG, or PNG for an image with an alpha channel (an avatar: Rails makes WebP, which we
+    /// cannot encode without a large dependency; JPEG keeps a 512 px photo small).
+    Photo,
+    /// PNG whatever the original (the account logo: the manifest and icons declare PNG).
+    Png,
+}
+
 /// Shrinks `data` (a JPEG or PNG, told apart by its bytes) to fit `max_w`×`max_h`, keeping
 /// its aspect ratio and format. Other formats are `Unsupported` (the caller knows their size
-/// from the blob's metadata and can tell whether they already fit). Never panics on hostile input; allocations stay under
-/// `MAX_DECODE_BYTES` plus the thumbnail itself.
+/// from the blob's metadata and can tell whether they already fit). Never panics on hostile
+/// input; allocations stay under `MAX_DECODE_BYTES` plus the thumbnail itself.
 pub fn thumbnail(data: &[u8], max_w: u32, max_h: u32) -> Outcome {
+    variant(data, max_w, max_h, Target::Same)
+}
+
+/// Like `thumbnail`, encoded as `target` says: an image that fits but is in another format
+/// than the target's is converted at its own size.
+pub fn variant(data: &[u8], max_w: u32, max_h: u32, target: Target) -> Outcome {
     let made = if data.starts_with(b"\xff\xd8\xff") {
-        jpeg(data, max_w, max_h)
+        jpeg(data, max_w, max_h, target)
     } else if data.starts_with(b"\x89PNG\r\n\x1a\n") {
-        png(data, max_w, max_h)
+        png(data, max_w, max_h, target)
     } else {
         return Outcome::Unsupported;
     };
@@ -67,8 +87,8 @@ pub fn thumbnail(data: &[u8], max_w: u32, max_h: u32) -> Outcome {
     }
 }
 
-/// A JPEG thumbnail; `Some(None)` when the image already fits.
-fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
+/// A JPEG variant; `Some(None)` when the image already fits and stays a JPEG.
+fn jpeg(data: &[u8], max_w: u32, max_h: u32, target: Target) -> Option<Option<Thumbnail>> {
     use jpeg_decoder::PixelFormat;
     let mut d = jpeg_decoder::Decoder::new(Cursor::new(data));
     d.set_max_decoding_buffer_size(MAX_DECODE_BYTES);
@@ -80,7 +100,7 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
     let swap = orient::swaps_axes(orientation);
     let (ow, oh) = if swap { (h, w) } else { (w, h) };
     let (otw, oth) = fit(ow, oh, max_w, max_h);
-    if (otw, oth) == (ow, oh) {
+    if (otw, oth) == (ow, oh) && target != Target::Png {
         return Some(None);
     }
     let (tw, th) = if swap { (oth, otw) } else { (otw, oth) };
@@ -115,14 +135,14 @@ fn jpeg(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
     drop(pixels);
     let (dw, dh) = r.size();
     let (out, dw, dh) = orient::apply(r.finish(), dw, dh, channels, orientation);
-    let mut data = Vec::with_capacity(out.len() / 8);
-    let color = if channels == 1 { jpeg_encoder::ColorType::Luma } else { jpeg_encoder::ColorType::Rgb };
-    jpeg_encoder::Encoder::new(&mut data, JPEG_QUALITY).encode(&out, dw as u16, dh as u16, color).ok()?;
-    Some(Some(Thumbnail { data, content_type: "image/jpeg", width: dw, height: dh }))
+    if target == Target::Png {
+        return Some(Some(encode_png(&out, dw, dh, channels)?));
+    }
+    Some(Some(encode_jpeg(&out, dw, dh, channels)?))
 }
 
-/// A PNG thumbnail; `Some(None)` when the image already fits.
-fn png(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
+/// A PNG variant; `Some(None)` when the image already fits and stays a PNG.
+fn png(data: &[u8], max_w: u32, max_h: u32, target: Target) -> Option<Option<Thumbnail>> {
     let mut d = png::Decoder::new_with_limits(Cursor::new(data), png::Limits { bytes: MAX_DECODE_BYTES });
     d.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = d.read_info().ok()?;
@@ -151,9 +171,26 @@ fn png(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
         }
     }
     let out = r.finish();
-    let mut data = Vec::with_capacity(out.len() / 2);
+    // An avatar without transparency is a photo (or a screenshot): JPEG is a fraction of PNG.
+    if target == Target::Photo && matches!(channels, 1 | 3) {
+        return Some(Some(encode_jpeg(&out, tw, th, channels)?));
+    }
+    Some(Some(encode_png(&out, tw, th, channels)?))
+}
+
+/// Encodes 8-bit grey or RGB pixels as a baseline JPEG.
+fn encode_jpeg(px: &[u8], w: u32, h: u32, channels: usize) -> Option<Thumbnail> {
+    let mut data = Vec::with_capacity(px.len() / 8);
+    let color = if channels == 1 { jpeg_encoder::ColorType::Luma } else { jpeg_encoder::ColorType::Rgb };
+    jpeg_encoder::Encoder::new(&mut data, JPEG_QUALITY).encode(px, w.try_into().ok()?, h.try_into().ok()?, color).ok()?;
+    Some(Thumbnail { data, content_type: "image/jpeg", width: w, height: h })
+}
+
+/// Encodes 8-bit pixels of 1–4 channels (grey, grey+alpha, RGB, RGBA) as a PNG.
+fn encode_png(px: &[u8], w: u32, h: u32, channels: usize) -> Option<Thumbnail> {
+    let mut data = Vec::with_capacity(px.len() / 2);
     {
-        let mut e = png::Encoder::new(&mut data, tw, th);
+        let mut e = png::Encoder::new(&mut data, w, h);
         e.set_color(match channels {
             1 => png::ColorType::Grayscale,
             2 => png::ColorType::GrayscaleAlpha,
@@ -163,10 +200,10 @@ fn png(data: &[u8], max_w: u32, max_h: u32) -> Option<Option<Thumbnail>> {
         e.set_depth(png::BitDepth::Eight);
         e.set_compression(png::Compression::Fast);
         let mut wr = e.write_header().ok()?;
-        wr.write_image_data(&out).ok()?;
+        wr.write_image_data(px).ok()?;
         wr.finish().ok()?;
     }
-    Some(Some(Thumbnail { data, content_type: "image/png", width: tw, height: th }))
+    Some(Thumbnail { data, content_type: "image/png", width: w, height: h })
 }
 
 #[cfg(test)]

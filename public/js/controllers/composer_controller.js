@@ -11,7 +11,7 @@ import { unfurlPaste } from "lib/unfurl"
 export default class extends Controller {
   static targets = ["clientid", "fields", "fileList", "text"]
   static classes = ["toolbar"]
-  static values = { roomId: Number }
+  static values = { roomId: Number, maxUpload: Number }
   static outlets = ["messages"]
 
   initialize() {
@@ -163,12 +163,19 @@ export default class extends Controller {
     for (const file of files) await this.#upload(file)
   }
 
-  #upload(file) {
+  async #upload(file) {
     const clientMessageId = newClientMessageId()
-    this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
+    // Awaited: a refusal right away must find the pending copy in the page.
+    await this.messagesOutlet?.insertPendingUpload(clientMessageId, file)
+    const tooLarge = `too large: the limit is ${formatBytes(this.maxUploadValue)}`
+    // Refused here rather than after sending a file the server would only turn away.
+    if (this.maxUploadValue && file.size > this.maxUploadValue) return this.messagesOutlet?.failPendingMessage(clientMessageId, tooLarge)
     const data = new FormData()
     data.append("message[attachment]", file)
     data.append("message[client_message_id]", clientMessageId)
+    // The server has no video decoder: the poster frame comes from this browser.
+    const poster = file.type.startsWith("video/") ? await capturePoster(file) : null
+    if (poster) data.append("message[poster]", poster, "poster.jpg")
     return new Promise(resolve => {
       const request = new XMLHttpRequest()
       request.open("POST", this.element.action)
@@ -178,14 +185,60 @@ export default class extends Controller {
       })
       // A refused upload (413 too large, 422, 503 busy) or a lost connection leaves the
       // pending copy marked as failed rather than spinning forever.
-      const fail = () => this.messagesOutlet?.failPendingMessage(clientMessageId)
+      const fail = (reason) => this.messagesOutlet?.failPendingMessage(clientMessageId, reason)
       request.addEventListener("load", () => {
         if (request.status < 400) window.Turbo.renderStreamMessage(request.responseText)
-        else fail()
+        else fail(request.status === 413 ? tooLarge : request.status === 503 ? "the server is busy, try again" : `the server answered ${request.status}`)
         resolve()
       })
-      request.addEventListener("error", () => { fail(); resolve() })
+      request.addEventListener("error", () => { fail("the connection was lost"); resolve() })
       request.send(data)
     })
   }
+}
+
+// The first frame of a video file, drawn on a canvas at the video's size fitted to 1200×800
+// (the thumbnail limit), as a JPEG blob; null when the browser cannot decode the file or
+// takes longer than a few seconds, and the video is then sent without a poster.
+function capturePoster(file) {
+  return new Promise(resolve => {
+    const url = URL.createObjectURL(file)
+    const video = document.createElement("video")
+    let timer
+    const done = blob => {
+      clearTimeout(timer)
+      video.removeAttribute("src")
+      video.load()
+      URL.revokeObjectURL(url)
+      resolve(blob)
+    }
+    timer = setTimeout(() => done(null), 5000)
+    video.muted = true
+    video.playsInline = true
+    video.preload = "auto"
+    video.addEventListener("error", () => done(null), { once: true })
+    video.addEventListener("loadeddata", () => {
+      const { videoWidth: w, videoHeight: h } = video
+      if (!w || !h) return done(null)
+      const scale = Math.min(1, 1200 / w, 800 / h)
+      const canvas = document.createElement("canvas")
+      canvas.width = Math.max(1, Math.round(w * scale))
+      canvas.height = Math.max(1, Math.round(h * scale))
+      try {
+        canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height)
+        canvas.toBlob(blob => done(blob), "image/jpeg", 0.8)
+      } catch {
+        done(null)
+      }
+    }, { once: true })
+    video.src = url
+  })
+}
+
+// 1073741824 → "1 GiB", 8388608 → "8 MiB", 500000 → "488 KiB".
+function formatBytes(n) {
+  const units = ["bytes", "KiB", "MiB", "GiB"]
+  let i = 0
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++ }
+  return `${Math.round(n * 10) / 10} ${units[i]}`
 }

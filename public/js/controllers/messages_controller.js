@@ -131,8 +131,8 @@ export default class extends Controller {
     this.clientMessage.update(clientMessageId, percentage)
   }
 
-  failPendingMessage(clientMessageId) {
-    this.clientMessage.failed(clientMessageId)
+  failPendingMessage(clientMessageId, reason) {
+    this.clientMessage.failed(clientMessageId, reason)
   }
 
   #insertPending(html) {

@@ -55,7 +55,10 @@ export class ClientMessage {
     else if (name) this.#content(clientMessageId)?.insertAdjacentHTML("beforeend", ClientMessage.uploadBody(name, percentage))
   }
 
-  failed(clientMessageId) {
+  // Marks the pending copy as not sent; `reason` (e.g. "too large: the limit is 1 GiB") is
+  // shown after "Not sent" (app.css reads it from data-failure).
+  failed(clientMessageId, reason) {
+    if (reason) this.#content(clientMessageId)?.setAttribute("data-failure", reason)
     document.getElementById(`message_${clientMessageId}`)?.classList.add("message--failed")
   }
 

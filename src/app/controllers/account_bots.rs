@@ -95,8 +95,8 @@ fn save(
     };
     let (root, writer, ticket) = (cx.config.storage_path.clone(), cx.writer.clone(), rq.ticket());
     let queued = cx.worker.submit(move || {
-        let Some((stored, ticket)) = form_file::store(Some(avatar), &root, who, ticket) else { return };
-        let new_key = stored.as_ref().map(|s| s.key().to_owned());
+        let Some((stored, ticket)) = form_file::store(Some(avatar), &root, form_file::AVATAR, who, ticket) else { return };
+        let new_keys = stored.as_ref().map(|s| s.keys()).unwrap_or_default();
         let now = db::time::now_us();
         writer.submit(Job::new(
             move |c| {
@@ -106,7 +106,7 @@ fn save(
                     None => Ok(Vec::new()),
                 }
             },
-            move |saved| storage::finish_upload(ticket, saved, new_key, "/account/bots"),
+            move |saved| storage::finish_upload(ticket, saved, new_keys, "/account/bots"),
         ));
     });
     if !queued {
@@ -172,7 +172,7 @@ impl BotParams {
         Ok(BotParams {
             name: rq.params.get_str("user[name]").map(str::to_owned),
             webhook_url: rq.params.get_str("user[webhook_url]").map(str::to_owned),
-            avatar: FormFile::from_request(rq, "user[avatar]"),
+            avatar: FormFile::from_request(rq, "user[avatar]")?,
         })
     }
 }

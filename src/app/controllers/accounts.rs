@@ -52,7 +52,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     if !rq.is_admin() {
         return Err(AppError::Head(403));
     }
-    let logo = FormFile::from_request(rq, "account[logo]");
+    let logo = FormFile::from_request(rq, "account[logo]")?;
     if !rq.params.has_group("account") && logo.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: account"));
     }
@@ -68,8 +68,8 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let writer = cx.writer.clone();
     let ticket = rq.ticket();
     let save = move || {
-        let Some((stored, ticket)) = form_file::store(logo, &storage_root, "accounts#update", ticket) else { return };
-        let new_key = stored.as_ref().map(|s| s.key().to_owned());
+        let Some((stored, ticket)) = form_file::store(logo, &storage_root, form_file::LOGO, "accounts#update", ticket) else { return };
+        let new_keys = stored.as_ref().map(|s| s.keys()).unwrap_or_default();
         let now = db::time::now_us();
         writer.submit(Job::new(
             move |c| {
@@ -79,7 +79,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                 let Some(account) = db::accounts::get(c)? else { return Ok(Vec::new()) };
                 s.attach(c, "Account", account.id, "logo", now)
             },
-            move |saved| storage::finish_upload(ticket, saved, new_key, "/account/edit"),
+            move |saved| storage::finish_upload(ticket, saved, new_keys, "/account/edit"),
         ));
     };
     // Only a file needs the worker; a plain save goes straight to the writer.

@@ -30,10 +30,13 @@ const INLINE: [&str; 10] = [
     "image/webp", "image/avif", "image/png", "image/gif", "image/jpeg", "image/tiff", "image/bmp",
     "image/vnd.adobe.photoshop", "image/vnd.microsoft.icon", "application/pdf",
 ];
-/// Types never served as themselves: they could run script in our origin.
-const BINARY: [&str; 9] = [
+/// Types never served as themselves: they could run script in our origin. Rails' list, plus
+/// JavaScript: a download disposition does not stop a `<script src>` from running a file
+/// served as `text/javascript`, and the upload table now names `.js` files so.
+const BINARY: [&str; 11] = [
     "text/html", "image/svg+xml", "application/postscript", "application/x-shockwave-flash", "text/xml",
-    "application/xml", "application/xhtml+xml", "application/mathml+xml", "text/cache-manifest",
+    "application/xml", "application/xhtml+xml", "application/mathml+xml", "text/cache-manifest", "text/javascript",
+    "application/javascript",
 ];
 
 /// `GET /rails/active_storage/blobs/{redirect,proxy}/:signed_id/*filename[?disposition=attachment]`:

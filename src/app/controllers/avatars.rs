@@ -1,10 +1,12 @@
 //! Users::AvatarsController (spec/02 §4.13): a user's avatar image by avatar token, and
 //! removing your own avatar.
 //!
-//! The picture served for an uploaded avatar is Rails' `square` WebP variant when the database
-//! holds one (a database that came from Rails); otherwise the original upload when it is an
-//! image browsers show. There is no in-process image resizing yet, so our own uploads are
-//! served as uploaded. Users without one get an SVG of their initials; bots the stock bot.
+//! The picture served for an uploaded avatar is its `square` variant: Rails' WebP one when the
+//! database holds it (a database that came from Rails), else ours (JPEG, or PNG with alpha,
+//! made once on upload: `form_file::AVATAR`); otherwise (an image we cannot decode) the
+//! original upload when it is an image browsers show. Users without one get an SVG of their
+//! initials; bots the stock bot. A URL whose `v` is the user's current stamp names one
+//! picture for good, so it is cached for a year; other URLs revalidate after 30 minutes.
 //! Avatar files are small and immutable under their blob key, so each loop keeps recent ones
 //! in memory (`FILE_CACHE_BYTES`) and answers with shared bytes, no copy.
 
@@ -19,6 +21,15 @@ use std::sync::Arc;
 /// Rails' `variation_digest` of the avatar `square` variant (spec/01 §12.4).
 const SQUARE_DIGEST: &str = "6gwfjNKv9eUy9jNUtEZvQFLU0hQ=";
 
+/// The digests of a `square` variant: Rails' WebP, then ours as JPEG and as PNG.
+fn square_digests() -> &'static [String; 3] {
+    static D: std::sync::OnceLock<[String; 3]> = std::sync::OnceLock::new();
+    D.get_or_init(|| {
+        let ours = &crate::app::form_file::AVATAR[0];
+        [SQUARE_DIGEST.to_string(), ours.digest("image/jpeg"), ours.digest("image/png")]
+    })
+}
+
 /// The background colours of generated avatars, picked by CRC-32 of the decimal user id.
 const COLORS: [&str; 18] = [
     "#AF2E1B", "#CC6324", "#3B4B59", "#BFA07A", "#ED8008", "#ED3F1C", "#BF1B1B", "#736B1E", "#D07B53", "#736356",
@@ -31,10 +42,15 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let token = rq.route.params.user_id;
     let id = signed_id::verify(&cx.keys, token, signed_id::AVATAR, time::now_ms(), &mut cx.scratch)
         .ok_or(AppError::NotFound)?;
-    let user = db::blobs::avatar_owner(&cx.db, id, SQUARE_DIGEST)?.ok_or(AppError::NotFound)?;
+    let [a, b, c] = square_digests();
+    let user = db::blobs::avatar_owner(&cx.db, id, [a, b, c])?.ok_or(AppError::NotFound)?;
     let etag = format!("W/\"avatar-{}-{}\"", user.id, user.updated_at);
     res.header("ETag", etag.as_bytes());
-    rq.cache_control(res, b"max-age=1800, public, stale-while-revalidate=604800");
+    if current_stamp(rq, user.updated_at) {
+        rq.cache_control(res, b"max-age=31536000, public, immutable");
+    } else {
+        rq.cache_control(res, b"max-age=1800, public, stale-while-revalidate=604800");
+    }
     if fresh(rq, &etag) {
         res.status(304);
         return Ok(Flow::Done);
@@ -113,18 +129,27 @@ fn file_bytes(cx: &Ctx, key: &str) -> std::io::Result<Arc<[u8]>> {
     Ok(bytes)
 }
 
+/// Whether the request's `v` is the stamp of `updated_at` that avatar URLs carry.
+fn current_stamp(rq: &Req<'_, '_>, updated_at: i64) -> bool {
+    let stamp = db::time::format(updated_at);
+    let digits = stamp.as_str().bytes().filter(u8::is_ascii_digit).take(14);
+    rq.params.get("v").is_some_and(|v| v.len() == 14 && v.iter().copied().eq(digits))
+}
+
 /// The bytes and content type to serve for `user`'s uploaded avatar, if there is one a
 /// browser can show. A file missing from disk is logged and treated as no avatar.
 fn uploaded(cx: &Ctx, user: &db::blobs::AvatarOwner) -> Option<(&'static str, Arc<[u8]>)> {
-    let (key, content_type) = match (&user.variant_key, &user.blob) {
-        (Some(v), _) => (v, "image/webp"),
-        (None, Some((key, ct))) => match ct.as_deref() {
-            Some("image/png") => (key, "image/png"),
-            Some("image/jpeg") => (key, "image/jpeg"),
-            Some("image/gif") => (key, "image/gif"),
-            Some("image/webp") => (key, "image/webp"),
-            _ => return None,
-        },
+    let shown = |ct: &Option<String>| match ct.as_deref() {
+        Some("image/png") => Some("image/png"),
+        Some("image/jpeg") => Some("image/jpeg"),
+        Some("image/gif") => Some("image/gif"),
+        Some("image/webp") => Some("image/webp"),
+        _ => None,
+    };
+    let (key, content_type) = match (&user.variant, &user.blob) {
+        // Rails' variants are WebP whatever their row says (Rails writes `image/webp`).
+        (Some((v, ct)), _) => (v, shown(ct).unwrap_or("image/webp")),
+        (None, Some((key, ct))) => (key, shown(ct)?),
         (None, None) => return None,
     };
     match file_bytes(cx, key) {

@@ -2,10 +2,12 @@
 //! sign-in page, the favicon and the web app manifest. Anyone may fetch it. `DELETE
 //! /account/logo` removes an uploaded logo (administrators).
 //!
-//! Served here: Rails' PNG variant (`small` ≤192 px or `large` ≤512 px) when the database holds
-//! one, else an uploaded logo that is itself a PNG, as uploaded; otherwise the stock Campfire
-//! icon (512 px, or 192 px for `size=small`). There is no in-process image resizing yet, so a
-//! JPEG or GIF logo shows as the stock icon. An ETag that changes with the account revalidates.
+//! Served here: the logo's PNG variant (`small` ≤192 px or `large` ≤512 px), made on upload
+//! from a JPEG or PNG (`form_file::LOGO`, the same rows and digests Rails writes, so Rails-made
+//! variants are read alike); else an uploaded logo that is itself a PNG, as uploaded;
+//! otherwise the stock Campfire icon (512 px, or 192 px for `size=small`): a GIF or WebP logo,
+//! which we cannot decode, shows as the stock icon. An ETag that changes with the account
+//! revalidates.
 
 use crate::app::{respond, storage, AppError, Ctx, Flow, Req};
 use crate::db;

@@ -102,7 +102,8 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if !rq.params.has_group("message") {
         return Err(AppError::BadRequest("param is missing or the value is empty: message"));
     }
-    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled));
+    let poster = rq.params.file("message[poster]", rq.http.body).map(|p| p.data);
+    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled).with_poster(poster));
     let body = match upload {
         // Rails takes the attachment alone when one is sent.
         Some(_) => None,

@@ -59,7 +59,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 /// 302 to `/users/me/profile` with a notice. A duplicate e-mail is a 500, as in Rails.
 pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result<Flow, AppError> {
     let me = rq.user().ok_or(AppError::Head(401))?.id;
-    let avatar = FormFile::from_request(rq, "user[avatar]");
+    let avatar = FormFile::from_request(rq, "user[avatar]")?;
     if !rq.params.has_group("user") && avatar.is_none() {
         return Err(AppError::BadRequest("param is missing or the value is empty: user"));
     }
@@ -77,8 +77,8 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.password.as_deref().map(crate::crypto::bcrypt::hash);
-        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, "profiles#update", ticket) else { return };
-        let new_key = stored.as_ref().map(|s| s.key().to_owned());
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, form_file::AVATAR, "profiles#update", ticket) else { return };
+        let new_keys = stored.as_ref().map(|s| s.keys()).unwrap_or_default();
         let now = db::time::now_us();
         writer.submit(Job::new(
             move |c| {
@@ -95,7 +95,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
                     None => Ok(Vec::new()),
                 }
             },
-            move |saved| storage::finish_upload(ticket, saved, new_key, "/users/me/profile"),
+            move |saved| storage::finish_upload(ticket, saved, new_keys, "/users/me/profile"),
         ));
     });
     if !queued {

@@ -369,6 +369,9 @@ impl views::rooms::composer::View for RoomPage<'_> {
     fn room_id(&self, o: &mut Out<'_>) {
         o.int(self.room.id);
     }
+    fn max_upload(&self, o: &mut Out<'_>) {
+        o.int(self.cx.config.limits.max_upload as i64);
+    }
 }
 
 /// The welcome block shows in the account's original room while it has ≤ 40 messages.

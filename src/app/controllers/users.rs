@@ -71,8 +71,8 @@ pub(crate) fn sign_up(
     let ticket = rq.ticket();
     let queued = cx.worker.submit(move || {
         let digest = form.digest();
-        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, who, ticket) else { return };
-        let new_key = stored.as_ref().map(|s| s.key().to_owned());
+        let Some((stored, ticket)) = form_file::store(form.avatar, &storage_root, form_file::AVATAR, who, ticket) else { return };
+        let new_keys = stored.as_ref().map(|s| s.keys()).unwrap_or_default();
         let token = String::from_utf8_lossy(&crate::crypto::token::session_token()).into_owned();
         let now = db::time::now_us();
         let job_token = token.clone();
@@ -100,7 +100,7 @@ pub(crate) fn sign_up(
                             return Ok(());
                         }
                         Err(e) => {
-                            storage::delete(root, &new_key.into_iter().collect::<Vec<_>>());
+                            storage::delete(root, &new_keys);
                             if !e.is_constraint() {
                                 return Err(e.into());
                             }
@@ -150,7 +150,7 @@ impl NametagForm {
             name: rq.params.get_str("user[name]").unwrap_or("").to_owned(),
             email_address: rq.params.get_str("user[email_address]").unwrap_or("").to_owned(),
             password: rq.params.get("user[password]").unwrap_or(b"").to_vec(),
-            avatar: FormFile::from_request(rq, "user[avatar]"),
+            avatar: FormFile::from_request(rq, "user[avatar]")?,
         })
     }
 

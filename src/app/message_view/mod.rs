@@ -310,11 +310,27 @@ impl<'a> Renderer<'a> {
         push_path_segment(&mut blob_url, &a.filename);
         let download_url = format!("{blob_url}?disposition=attachment");
         let ct = a.content_type.as_deref().unwrap_or("");
-        let size = a.metadata.as_deref().and_then(image_size);
+        // The size the markup states is the stored thumbnail's (a budget-bound decode can
+        // make it smaller than 1200×800), else the original's scaled to the limit.
+        let size = a
+            .variant_metadata
+            .as_deref()
+            .and_then(image_size)
+            .or_else(|| a.metadata.as_deref().and_then(image_size).map(preview_size));
         let preview_url = self.thumb_url(a, &signed).unwrap_or_else(|| blob_url.clone());
         let mut html = Vec::with_capacity(512);
         let o = &mut Out::new(&mut html);
-        let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, preview_url: &preview_url, size };
+        let poster_url = a.preview_blob_id.map(|id| {
+            let mut signed = Vec::with_capacity(64);
+            signed_id::blob_signed_id(self.keys, id, &mut signed);
+            let base = a.filename.rsplit_once('.').map_or(a.filename.as_str(), |(b, _)| b);
+            let mut url = String::from("/rails/active_storage/blobs/redirect/");
+            url.push_str(std::str::from_utf8(&signed).unwrap_or(""));
+            url.push('/');
+            push_path_segment(&mut url, &format!("{base}.jpg"));
+            url
+        });
+        let v = AttachmentView { a, blob_url: &blob_url, download_url: &download_url, preview_url: &preview_url, size, poster_url };
         if ct.starts_with("video/") {
             views::messages::body_video::render(&v, o);
         } else if VARIABLE.contains(&ct) {

@@ -139,13 +139,15 @@ pub(super) struct AttachmentView<'a> {
     pub(super) download_url: &'a str,
     /// The thumbnail's representation URL (the original's for files without one).
     pub(super) preview_url: &'a str,
+    /// The size the picture is shown at: its thumbnail's (at most 1200×800).
     pub(super) size: Option<(u32, u32)>,
+    /// A video's poster: its preview image's blob URL.
+    pub(super) poster_url: Option<String>,
 }
 
 impl AttachmentView<'_> {
     fn wrapper_style(&self, o: &mut Out<'_>) {
-        if let Some((w, h)) = self.size {
-            let (pw, ph) = preview_size((w, h));
+        if let Some((pw, ph)) = self.size {
             o.attr(&format!("width: {}px; aspect-ratio: {}/{};", pw / 2, pw, ph));
         }
     }
@@ -165,13 +167,13 @@ impl views::messages::body_image::View for AttachmentView<'_> {
         o.attr(self.preview_url);
     }
     fn width(&self, o: &mut Out<'_>) {
-        if let Some(s) = self.size {
-            o.int(preview_size(s).0.into());
+        if let Some((w, _)) = self.size {
+            o.int(w.into());
         }
     }
     fn height(&self, o: &mut Out<'_>) {
-        if let Some(s) = self.size {
-            o.int(preview_size(s).1.into());
+        if let Some((_, h)) = self.size {
+            o.int(h.into());
         }
     }
     fn filename(&self, o: &mut Out<'_>) {
@@ -186,8 +188,22 @@ impl views::messages::body_video::View for AttachmentView<'_> {
     fn blob_url(&self, o: &mut Out<'_>) {
         o.attr(self.blob_url);
     }
-    fn poster_url(&self, _o: &mut Out<'_>) {
-        // Video posters need the preview pipeline (a later issue); an empty poster shows none.
+    fn poster_url(&self, o: &mut Out<'_>) {
+        if let Some(url) = &self.poster_url {
+            o.attr(url);
+        }
+    }
+    fn width(&self, o: &mut Out<'_>) {
+        match self.size {
+            Some((w, _)) => o.int(w.into()),
+            None => o.static_bytes(b"100%"),
+        }
+    }
+    fn height(&self, o: &mut Out<'_>) {
+        match self.size {
+            Some((_, h)) => o.int(h.into()),
+            None => o.static_bytes(b"100%"),
+        }
     }
     fn download_url(&self, o: &mut Out<'_>) {
         o.attr(self.download_url);
