@@ -392,9 +392,10 @@ fn vm_hwm_kib(pid: u32) -> u64 {
 
 #[test]
 fn a_100_mb_upload_streams_to_disk_with_rails_checksum() {
-    // Under the 1 GiB default; sent in 1 MiB writes generated on the fly, never held whole by
-    // the test. The figure printed is the server's peak resident set before and after.
-    let s = start();
+    // With the limit raised past it (the default is 8 MiB until downloads stream); sent in 1 MiB
+    // writes generated on the fly, never held whole by the test. The figure printed is the
+    // server's peak resident set before and after.
+    let s = start_with(&[("CAMPFIRE_MAX_UPLOAD", "209715200")]);
     let size: usize = 100 * 1024 * 1024;
     let chunk = |i: usize| -> Vec<u8> { (0..1024 * 1024).map(|j| ((i * 7 + j * 31) % 251) as u8).collect() };
     let head = format!(

@@ -15,12 +15,13 @@ pub const HEADER_SLOTS: usize = 128;
 pub const MAX_BODY: usize = 1024 * 1024;
 /// Largest `multipart/form-data` body sent with a Content-Length (file uploads: message
 /// attachments, avatars, logos); 413 beyond. From 256 KiB on the body is spooled to an
-/// unnamed file as it arrives, not held in memory, so the limit is about what people send
-/// (Rails sets none; a phone video is 50–500 MB), not about memory. Avatars and logos have
-/// their own, smaller bound (`app::form_file::MAX_BYTES`). Chunked multipart bodies stay
-/// under MAX_BODY.
+/// unnamed file as it arrives, not held in memory. 8 MiB, not the 1 GiB of issue 16, until
+/// blobs are streamed from disk: a file is answered whole only up to
+/// `active_storage_blobs::WHOLE_FILE_LIMIT` (8 MiB), so a larger upload could be played in
+/// ranges but not downloaded. Avatars and logos have their own bound
+/// (`app::form_file::MAX_BYTES`). Chunked multipart bodies stay under MAX_BODY.
 /// Env: CAMPFIRE_MAX_UPLOAD.
-pub const MAX_UPLOAD: usize = 1024 * 1024 * 1024;
+pub const MAX_UPLOAD: usize = 8 * 1024 * 1024;
 
 /// The limits one loop applies; copied into each loop at start.
 #[derive(Clone, Copy, Debug)]
