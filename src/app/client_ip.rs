@@ -57,10 +57,15 @@ pub struct Forwarding<'a> {
 /// headers. Never fails on malformed headers: invalid entries are skipped. Returns
 /// `Err(Spoofed)` only in the case Rails treats as an attack (see [`Spoofed`]).
 pub fn client_ip(peer: IpAddr, headers: Forwarding<'_>, trusted: &TrustedProxies) -> Result<IpAddr, Spoofed> {
+    let Forwarding { forwarded, x_forwarded_for, client_ip } = headers;
+    // Nothing forwarded (a direct client, or a proxy that adds nothing): the peer, whatever it
+    // is. The common case, answered without looking at the list.
+    if forwarded.is_none() && x_forwarded_for.is_none() && client_ip.is_none() {
+        return Ok(peer);
+    }
     if !trusted.contains(peer) {
         return Ok(peer);
     }
-    let Forwarding { forwarded, x_forwarded_for, client_ip } = headers;
     let mut fwd = Addrs::new();
     match forwarded {
         Some(v) => forwarded_for_values(v, &mut fwd),

@@ -18,24 +18,36 @@ struct Net {
     prefix: u8,
 }
 
+/// The blocks split by family: IPv4 ones are checked with 32-bit masks (every request asks
+/// about its peer, usually an IPv4 or IPv4-mapped one); IPv6 ones in the 128-bit space, which
+/// also holds IPv4 as mapped addresses (so `::/0` covers everything).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TrustedProxies {
-    nets: Vec<Net>,
+    v4: Vec<(u32, u32)>,
+    v6: Vec<Net>,
 }
 
 impl TrustedProxies {
     /// Nobody is believed.
     pub fn none() -> TrustedProxies {
-        TrustedProxies { nets: Vec::new() }
+        TrustedProxies::default()
     }
 
     /// Parses `a, b/len, ...`; an empty list is `none()`. The error names the bad entry.
     pub fn parse(list: &str) -> Result<TrustedProxies, String> {
-        let mut nets = Vec::new();
+        let mut t = TrustedProxies::default();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            nets.push(parse_net(item).ok_or_else(|| format!("{item:?} is not an address or CIDR block"))?);
+            let net = parse_net(item).ok_or_else(|| format!("{item:?} is not an address or CIDR block"))?;
+            let mapped = net.prefix >= 96 && (net.bits >> 32) == 0xffff;
+            if mapped {
+                let len = u32::from(net.prefix - 96);
+                let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+                t.v4.push((net.bits as u32, mask));
+            } else {
+                t.v6.push(net);
+            }
         }
-        Ok(TrustedProxies { nets })
+        Ok(t)
     }
 
     pub fn rails_default() -> TrustedProxies {
@@ -44,13 +56,23 @@ impl TrustedProxies {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.nets.is_empty()
+        self.v4.is_empty() && self.v6.is_empty()
     }
 
     /// Whether `ip` lies in one of the blocks (an IPv4-mapped IPv6 peer counts as its IPv4).
     pub fn contains(&self, ip: IpAddr) -> bool {
+        let v4 = match ip {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(a) => a.to_ipv4_mapped(),
+        };
+        if let Some(a) = v4 {
+            let a = u32::from(a);
+            if self.v4.iter().any(|&(bits, m)| a & m == bits) {
+                return true;
+            }
+        }
         let v = as_u128(ip);
-        self.nets.iter().any(|n| mask(v, n.prefix) == n.bits)
+        self.v6.iter().any(|n| mask(v, n.prefix) == n.bits)
     }
 }
 
@@ -101,7 +123,7 @@ mod tests {
     #[test]
     fn rails_default_ranges() {
         let t = TrustedProxies::rails_default();
-        assert_eq!(t.nets.len(), 8);
+        assert_eq!((t.v4.len(), t.v6.len()), (5, 3));
         for yes in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.0.1", "169.254.1.1", "::1", "fd00::1", "fe80::1", "::ffff:10.0.0.1"] {
             assert!(t.contains(ip(yes)), "{yes}");
         }
@@ -119,6 +141,9 @@ mod tests {
         assert!(TrustedProxies::parse("").unwrap().is_empty());
         assert!(!TrustedProxies::parse("").unwrap().contains(ip("127.0.0.1")));
         assert!(TrustedProxies::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
+        assert!(!TrustedProxies::parse("0.0.0.0/0").unwrap().contains(ip("2001:db8::1")));
+        assert!(TrustedProxies::parse("::/0").unwrap().contains(ip("8.8.8.8")), "IPv6 ::/0 holds mapped IPv4 too");
+        assert!(TrustedProxies::parse("::ffff:10.0.0.0/104").unwrap().contains(ip("10.1.2.3")));
         for bad in ["10.0.0.0/33", "::/129", "localhost", "1.2.3.4/x", "1.2.3"] {
             let e = TrustedProxies::parse(bad).unwrap_err();
             assert!(e.contains(bad), "{e}");

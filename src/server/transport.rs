@@ -184,6 +184,9 @@ impl Conn {
     /// Writes `parts`; returns the plaintext bytes taken. A TLS record left in the session
     /// because the socket is full marks the connection unwritable and starts the stall clock.
     pub(super) fn send(&mut self, parts: &[&[u8]], now: u64) -> io::Result<usize> {
+        if self.session.is_none() {
+            return net::writev(&self.fd, parts);
+        }
         let was_pending = self.tls_pending();
         let n = writev(&self.fd, self.session.as_mut(), parts)?;
         if self.tls_pending() {
