@@ -156,7 +156,9 @@ test("first run, sign out, sign in, wrong password, join link", async () => {
   assert.equal(sql("SELECT count(*) FROM users"), "2");
   assert.equal(sql("SELECT role FROM users WHERE name = 'Kevin'"), "0");
   await assertAvatarIsThePhoto(guest);
-  assert.equal(sql("SELECT group_concat(filename, ' ') FROM (SELECT filename FROM active_storage_blobs ORDER BY id)"), "ada.png kevin.png");
+  // Each photo is attached to its user, and each has its resized avatar variant beside it.
+  assert.equal(sql("SELECT group_concat(filename, ' ') FROM (SELECT b.filename FROM active_storage_blobs b JOIN active_storage_attachments a ON a.blob_id = b.id WHERE a.record_type = 'User' ORDER BY b.id)"), "ada.png kevin.png");
+  assert.equal(sql("SELECT count(*) FROM active_storage_variant_records"), "2");
   await guest.close();
 
   // A wrong join code is a 404.
