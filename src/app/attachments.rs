@@ -16,7 +16,7 @@
 
 use super::storage::{self, Stored};
 use crate::crypto::variation::Variation;
-use crate::db::{self, blobs::NewBlob, Conn};
+use crate::db::{self, Conn};
 use crate::images::{self, resize::fit, Outcome, THUMB_MAX_HEIGHT, THUMB_MAX_WIDTH};
 use crate::http::spool::SpooledBody;
 use std::io;
@@ -97,25 +97,14 @@ impl StoredAttachment {
     /// Writes the attachment's rows for message `message_id` (blob, attachment, variant
     /// record and variant blob, or a video's preview image) inside the writer's transaction.
     pub fn attach(&self, c: &Conn, message_id: i64, now: i64) -> db::Result<()> {
-        let blob_id = db::blobs::attach_new(c, "Message", message_id, "attachment", &new_blob(&self.blob, &self.filename), now)?;
+        let blob_id = db::blobs::attach_new(c, "Message", message_id, "attachment", &self.blob.blob_row(&self.filename), now)?;
         if let Some((thumb, digest, name)) = &self.thumb {
-            db::blobs::add_variant(c, blob_id, digest, &new_blob(thumb, name), now)?;
+            db::blobs::add_variant(c, blob_id, digest, &thumb.blob_row(name), now)?;
         }
         if let Some((preview, name)) = &self.preview {
-            db::blobs::attach_new(c, "ActiveStorage::Blob", blob_id, "preview_image", &new_blob(preview, name), now)?;
+            db::blobs::attach_new(c, "ActiveStorage::Blob", blob_id, "preview_image", &preview.blob_row(name), now)?;
         }
         Ok(())
-    }
-}
-
-fn new_blob<'a>(s: &'a Stored, filename: &'a str) -> NewBlob<'a> {
-    NewBlob {
-        key: &s.key,
-        filename,
-        content_type: s.content_type,
-        byte_size: s.byte_size,
-        checksum: &s.checksum,
-        metadata: &s.metadata,
     }
 }
 

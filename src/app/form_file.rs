@@ -136,21 +136,11 @@ impl StoredFile {
     /// COMMIT (`db::blobs::detach`).
     pub fn attach(&self, c: &Conn, record_type: &str, record_id: i64, name: &str, now: i64) -> db::Result<Vec<String>> {
         let orphans = db::blobs::detach(c, record_type, record_id, name)?;
-        let blob_id = db::blobs::attach_new(c, record_type, record_id, name, &new_blob(&self.stored, &self.filename), now)?;
+        let blob_id = db::blobs::attach_new(c, record_type, record_id, name, &self.stored.blob_row(&self.filename), now)?;
         for (v, digest, filename) in &self.variants {
-            db::blobs::add_variant(c, blob_id, digest, &new_blob(v, filename), now)?;
+            db::blobs::add_variant(c, blob_id, digest, &v.blob_row(filename), now)?;
         }
         Ok(orphans)
     }
 }
 
-fn new_blob<'a>(s: &'a storage::Stored, filename: &'a str) -> db::blobs::NewBlob<'a> {
-    db::blobs::NewBlob {
-        key: &s.key,
-        filename,
-        content_type: s.content_type,
-        byte_size: s.byte_size,
-        checksum: &s.checksum,
-        metadata: &s.metadata,
-    }
-}

@@ -35,6 +35,20 @@ pub struct Stored {
     pub metadata: String,
 }
 
+impl Stored {
+    /// The `active_storage_blobs` row of this file under `filename`.
+    pub fn blob_row<'a>(&'a self, filename: &'a str) -> crate::db::blobs::NewBlob<'a> {
+        crate::db::blobs::NewBlob {
+            key: &self.key,
+            filename,
+            content_type: self.content_type,
+            byte_size: self.byte_size,
+            checksum: &self.checksum,
+            metadata: &self.metadata,
+        }
+    }
+}
+
 /// Writes `data` under a fresh random key (via a temporary name, then rename, so a reader
 /// never sees half a file) and describes it. Its content type comes from its bytes, its
 /// `filename` and the client's `declared` type (`content_types::detect`).
