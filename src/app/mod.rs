@@ -36,6 +36,7 @@ pub mod push;
 pub mod rate_limit;
 pub mod request;
 pub mod respond;
+pub mod room_scope;
 pub mod room_streams;
 pub mod session_memo;
 pub mod storage;

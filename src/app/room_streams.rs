@@ -1,9 +1,12 @@
 //! Names that tie a room's page to its live updates (spec/06 §11.1–11.2): the room's Turbo
 //! stream `<room gid param>:messages`, the DOM id of its messages container
-//! `messages_<room param key>_<id>`, and the helpers that wrap a Turbo Stream for broadcast.
+//! `messages_<room param key>_<id>`, a user's sidebar stream `<user gid param>:rooms`, the
+//! signed stream names pages subscribe with, and the helpers that wrap a Turbo Stream for broadcast.
 
+use crate::app::Ctx;
 use crate::crypto::turbo;
 use crate::db::rooms::Kind;
+use crate::views::Out;
 
 /// Rails' `param_key` of the room's class: `rooms_open`, `rooms_closed`, `rooms_direct`.
 pub fn param_key(kind: Kind) -> &'static str {
@@ -30,6 +33,32 @@ pub fn messages_stream(kind: Kind, room_id: i64) -> String {
     turbo::gid_param(room_gid(kind, room_id).as_bytes(), &mut s);
     s.extend_from_slice(b":messages");
     String::from_utf8(s).unwrap_or_default()
+}
+
+/// `<user gid param>:rooms`, the user's own sidebar stream.
+pub fn user_rooms_stream(user_id: i64) -> String {
+    let gid = format!("gid://campfire/User/{user_id}");
+    let mut out = Vec::with_capacity(64);
+    turbo::gid_param(gid.as_bytes(), &mut out);
+    let mut s = String::from_utf8(out).unwrap_or_default();
+    s.push_str(":rooms");
+    s
+}
+
+/// Signs `stream` for a `turbo-cable-stream-source` and writes it as an attribute value.
+pub fn signed_stream(cx: &Ctx, stream: &str, o: &mut Out<'_>) {
+    let mut signed = Vec::with_capacity(stream.len() * 2 + 80);
+    turbo::sign_stream_name(&cx.keys, stream.as_bytes(), &mut signed);
+    o.attr(std::str::from_utf8(&signed).unwrap_or(""));
+}
+
+/// A stream element with only a target.
+pub struct Target<'a>(pub &'a str);
+
+impl crate::views::streams::remove::View for Target<'_> {
+    fn target(&self, o: &mut Out<'_>) {
+        o.attr(self.0);
+    }
 }
 
 /// Broadcasts a rendered `<turbo-stream>` element on `stream` (as the JSON string Turbo's

@@ -4,7 +4,7 @@
 //! (`account_users.rs` pages through them).
 
 use crate::app::translations::{self, Phrase};
-use super::rooms;
+use crate::app::room_scope;
 use super::sessions::logo_url;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
@@ -30,7 +30,7 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let has_logo = db::blobs::attached(&cx.db, "Account", account.id, "logo")?.is_some();
     let page = Settings {
         keys: cx.keys.clone(),
-        back: rooms::last_room_path(cx, rq, viewer.id)?,
+        back: room_scope::last_room_path(cx, rq, viewer.id)?,
         join_url: format!("{}/join/{}", rq.origin(), account.join_code),
         logo_url: logo_url(cx)?,
         version: cx.env.version.clone(),

@@ -1,7 +1,7 @@
 //! Accounts::CustomStylesController (spec/02 §4.10, spec/07 §11.5): administrators edit the
 //! CSS the layout adds to every page.
 
-use super::rooms;
+use crate::app::room_scope;
 use crate::app::layout::{self, Page};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db;
@@ -16,7 +16,7 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
         return Err(AppError::Head(403));
     }
     let css = db::accounts::get(&cx.db)?.and_then(|a| a.custom_styles).unwrap_or_default();
-    let back = rooms::last_room_path(cx, rq, viewer.id)?;
+    let back = room_scope::last_room_path(cx, rq, viewer.id)?;
     layout::page(cx, rq, res, 200, &Styles { css, back })?;
     Ok(Flow::Done)
 }

@@ -7,7 +7,8 @@
 //! on the loop. A file written for a save that then fails is deleted again.
 
 use crate::app::translations::{self, Phrase};
-use super::rooms::{self, room_key};
+use crate::app::room_scope;
+use crate::app::room_streams::param_key as room_key;
 use super::rooms_involvements::{label, next};
 use super::users_show::Transfer;
 use crate::app::layout::{self, Page};
@@ -37,7 +38,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     // A ping is shown by its members' names, so those rows are named and sorted here.
     for row in &mut direct {
         if let Some(room) = db::rooms::find(&cx.db, row.room_id)? {
-            row.name = rooms::display_name(&cx.db, &room, &me)?;
+            row.name = room_scope::display_name(&cx.db, &room, &me)?;
         }
     }
     direct.sort_by_key(|r| r.name.to_lowercase());

@@ -4,7 +4,7 @@
 //! not read, as in Rails).
 
 use crate::app::params::parse_id;
-use super::rooms;
+use crate::app::room_scope;
 use crate::app::layout::{self, Page};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::crypto::json;
@@ -20,7 +20,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
     rq.html_only()?;
     let user_id = rq.user().ok_or(AppError::Head(401))?.id;
     let list = push_subscriptions::of_user(&cx.db, user_id)?;
-    let back = rooms::last_room_path(cx, rq, user_id)?;
+    let back = room_scope::last_room_path(cx, rq, user_id)?;
     layout::page(cx, rq, res, 200, &Listing { list, back })?;
     Ok(Flow::Done)
 }

@@ -3,7 +3,8 @@
 //! people list, and the delete panel.
 
 use crate::app::translations::{self, Phrase};
-use super::rooms::{self, Scope};
+use crate::app::room_scope;
+use crate::app::room_scope::Scope;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -41,8 +42,8 @@ pub fn render(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, variant: K
         let updated_at = db::users::find(&cx.db, id)?.map_or(0, |u| u.updated_at);
         people.push(Person { id, name, updated_at, member: members.contains(&id) });
     }
-    let back = rooms::last_room_path(cx, rq, user.id)?;
-    let can_administer = room.as_ref().is_none_or(|r| rooms::can_administer(&user, r));
+    let back = room_scope::last_room_path(cx, rq, user.id)?;
+    let can_administer = room.as_ref().is_none_or(|r| room_scope::can_administer(&user, r));
     let chrome = layout::Chrome::of(cx, rq);
     let page = FormPage { cx, user, variant, room, people, back, can_administer };
     layout::render(cx, &chrome, res, 200, &page)?;
@@ -300,7 +301,7 @@ pub fn to_create(cx: &Ctx, rq: &Req<'_, '_>) -> Result<(i64, String), AppError> 
 /// may look.
 pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, variant: Kind) -> Result<Flow, AppError> {
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return room_scope::not_found(cx, rq, res) };
     render(cx, rq, res, variant, Some(room))
 }
 
@@ -309,11 +310,11 @@ pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, variant: Kin
 /// `Ok(None)`: no such room, and the "not found" answer is already in `res`.
 pub fn to_update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Option<(i64, String)>, AppError> {
     let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else {
-        rooms::not_found(cx, rq, res)?;
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.id, Scope::Shared)? else {
+        room_scope::not_found(cx, rq, res)?;
         return Ok(None);
     };
-    if !rooms::can_administer(&user, &room) {
+    if !room_scope::can_administer(&user, &room) {
         return Err(AppError::Head(403));
     }
     Ok(Some((room.id, room_name(rq)?)))

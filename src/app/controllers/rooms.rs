@@ -1,7 +1,7 @@
 //! RoomsController (spec/02 §4.20, spec/07 §2): `GET /rooms` (the newest room), the room page
 //! `GET /rooms/:id` and its permalink form `/rooms/:room_id/@:message_id`, and
-//! `DELETE /rooms/:id`. Also the room facts the other room controllers share: the lookup with
-//! Rails' "not found" redirect, DOM keys, stream names, display names and the origin.
+//! `DELETE /rooms/:id` (whose `destroy_room` the directs controller shares, as its Rails
+//! subclass does). The lookup and title the room controllers share are in `app::room_scope`.
 //!
 //! The room page is byte-stable for a given viewer and data epoch: `last_room` is sent only
 //! when the request's cookie names another room, and marking an unread room read happens on
@@ -9,9 +9,9 @@
 
 use crate::app::layout::{self, Page};
 use crate::app::message_view;
-pub use crate::app::room_streams::{broadcast_html, param_key as room_key};
-use crate::app::{cookies, respond, AppError, Ctx, Flow, Req};
-use crate::crypto::{cookies as crypto_cookies, turbo};
+use crate::app::room_scope::{can_administer, display_name, edit_path, find, not_found, remember_last_room, Scope};
+use crate::app::room_streams::{broadcast_html, param_key as room_key, signed_stream};
+use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::rooms::{Kind, Room};
 use crate::db::{self, users::User, Conn, Job};
 use crate::http::Response;
@@ -19,100 +19,6 @@ use crate::views::{self, Out};
 use std::cell::RefCell;
 
 use crate::app::params::parse_id;
-
-/// The alert Rails shows when a room is missing or not the viewer's.
-pub const NOT_FOUND_ALERT: &str = "Room not found or inaccessible";
-
-/// Which rooms a controller may act on (Rails' `room_scope` narrowing).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Any,
-    Shared,
-    Direct,
-}
-
-/// `<user gid param>:rooms`, the user's own sidebar stream.
-pub fn user_rooms_stream(user_id: i64) -> String {
-    let gid = format!("gid://campfire/User/{user_id}");
-    let mut out = Vec::with_capacity(64);
-    turbo::gid_param(gid.as_bytes(), &mut out);
-    let mut s = String::from_utf8(out).unwrap_or_default();
-    s.push_str(":rooms");
-    s
-}
-
-/// Signs `stream` for a `turbo-cable-stream-source` and writes it as an attribute value.
-pub fn signed_stream(cx: &Ctx, stream: &str, o: &mut Out<'_>) {
-    let mut signed = Vec::with_capacity(stream.len() * 2 + 80);
-    turbo::sign_stream_name(&cx.keys, stream.as_bytes(), &mut signed);
-    o.attr(std::str::from_utf8(&signed).unwrap_or(""));
-}
-
-/// The room named by `raw_id` if the viewer belongs to it and it is in `scope`; `None` means
-/// Rails' "not found" (answer it with `not_found`).
-pub fn find(cx: &Ctx, user_id: i64, raw_id: &[u8], scope: Scope) -> Result<Option<Room>, AppError> {
-    let Some(id) = parse_id(raw_id) else { return Ok(None) };
-    let Some(room) = db::rooms::find_for_user(&cx.db, user_id, id)? else { return Ok(None) };
-    let fits = match scope {
-        Scope::Any => true,
-        Scope::Shared => room.kind != Kind::Direct,
-        Scope::Direct => room.kind == Kind::Direct,
-    };
-    Ok(fits.then_some(room))
-}
-
-/// Rails' answer to a missing room: 302 to `/` with the alert.
-pub fn not_found(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
-    rq.flash_alert(cx, NOT_FOUND_ALERT);
-    respond::redirect(res, "/");
-    Ok(Flow::Done)
-}
-
-/// Admin or the room's creator (`can_administer?`).
-pub fn can_administer(user: &User, room: &Room) -> bool {
-    user.is_administrator() || room.creator_id == user.id
-}
-
-/// The room's title: its name, or for a direct room the other members' names as a sentence
-/// (the viewer's own name when alone).
-pub fn display_name(c: &Conn, room: &Room, viewer: &User) -> Result<String, AppError> {
-    if room.kind != Kind::Direct {
-        return Ok(room.name.clone().unwrap_or_default());
-    }
-    let others: Vec<String> = db::rooms::members(c, room.id)?.into_iter().filter(|m| m.id != viewer.id).map(|m| m.name).collect();
-    if others.is_empty() {
-        return Ok(viewer.name.clone());
-    }
-    Ok(message_view::to_sentence(&others))
-}
-
-/// The edit page of a room by kind.
-pub fn edit_path(room: &Room) -> String {
-    let kind = match room.kind {
-        Kind::Open => "opens",
-        Kind::Closed => "closeds",
-        Kind::Direct => "directs",
-    };
-    format!("/rooms/{kind}/{}/edit", room.id)
-}
-
-/// The room the viewer visited last (for back links): `last_room` if still theirs, else
-/// their original room, else `/`.
-pub fn last_room_path(cx: &Ctx, rq: &Req<'_, '_>, user_id: i64) -> Result<String, AppError> {
-    let last = rq.cookie(b"last_room").and_then(crypto_cookies::read_last_room);
-    let room = match last {
-        Some(id) if db::memberships::exists(&cx.db, id, user_id)? => Some(id),
-        _ => db::auth::original_room(&cx.db, user_id)?,
-    };
-    Ok(room.map_or_else(|| "/".to_string(), |id| format!("/rooms/{id}")))
-}
-
-/// Sets `last_room` unless the request already carries it (pages stay byte-stable).
-pub fn remember_last_room(cx: &Ctx, rq: &Req<'_, '_>, res: &mut Response, room_id: i64) {
-    if rq.cookie(b"last_room").and_then(crypto_cookies::read_last_room) != Some(room_id) {
-        cookies::set_last_room(cx, res, room_id);
-    }
-}
 
 /// `GET /rooms`: the viewer's room with the highest id.
 pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
@@ -406,13 +312,4 @@ pub fn destroy_room(cx: &mut Ctx, rq: &mut Req<'_, '_>, room: Room) -> Result<Fl
             Ok(())
         },
     )
-}
-
-/// A stream element with only a target.
-pub struct Target<'a>(pub &'a str);
-
-impl views::streams::remove::View for Target<'_> {
-    fn target(&self, o: &mut Out<'_>) {
-        o.attr(self.0);
-    }
 }

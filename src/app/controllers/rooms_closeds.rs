@@ -2,7 +2,7 @@
 //! new/create, edit/update (closing an open room and revising its members), and show.
 
 use super::room_forms;
-use super::rooms;
+use crate::app::room_streams;
 use super::sidebars::{self, Place};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
@@ -67,7 +67,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
             let (id, members) = result?;
             let html = sidebars::shared_stream(Place::Prepend, Kind::Closed, id, &shown);
             for m in members {
-                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
+                room_streams::broadcast_html(&room_streams::user_rooms_stream(m), &html);
             }
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
@@ -94,13 +94,13 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             let (members, revoked) = result?;
             let html = sidebars::shared_stream(Place::Replace, Kind::Closed, id, &shown);
             for m in members {
-                rooms::broadcast_html(&rooms::user_rooms_stream(m), &html);
+                room_streams::broadcast_html(&room_streams::user_rooms_stream(m), &html);
             }
             // People taken out of the room lose it from their sidebar and stop receiving its
             // messages at once (spec/06 §5.3), not at their next reconnect.
             let gone = sidebars::remove_stream(Kind::Closed, id);
             for u in revoked {
-                rooms::broadcast_html(&rooms::user_rooms_stream(u), &gone);
+                room_streams::broadcast_html(&room_streams::user_rooms_stream(u), &gone);
                 crate::app::cable::membership_removed(u, id);
             }
             respond::redirect(res, &format!("/rooms/{id}"));

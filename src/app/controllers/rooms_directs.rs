@@ -3,7 +3,9 @@
 //! then every member's sidebar gets the link), edit (members and the delete button) and
 //! destroy (any member may).
 
-use super::rooms::{self, Scope};
+use super::rooms;
+use crate::app::{room_scope, room_streams};
+use crate::app::room_scope::Scope;
 use super::rooms_closeds::user_ids;
 use super::sidebars::{self, DirectLink};
 use crate::app::layout::{self, Page};
@@ -74,7 +76,7 @@ fn broadcast_direct(cx: &Ctx, room_id: i64) -> Result<(), AppError> {
         let link = DirectLink { room_id, updated_at: room.updated_at, unread: false, shown };
         let mut html = sidebars::direct_stream(&cx.keys, &link);
         html.extend_from_slice(&sidebars::remove_placeholders_stream(&other_ids));
-        rooms::broadcast_html(&rooms::user_rooms_stream(m.id), &html);
+        room_streams::broadcast_html(&room_streams::user_rooms_stream(m.id), &html);
     }
     Ok(())
 }
@@ -83,10 +85,10 @@ fn broadcast_direct(cx: &Ctx, room_id: i64) -> Result<(), AppError> {
 pub fn edit(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     rq.html_only()?;
     let Some(user) = rq.user().cloned() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Direct)? else { return rooms::not_found(cx, rq, res) };
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.id, Scope::Direct)? else { return room_scope::not_found(cx, rq, res) };
     let shown = sidebars::shown_members(&cx.db, room.id, &user)?;
-    let name = rooms::display_name(&cx.db, &room, &user)?;
-    let back = rooms::last_room_path(cx, rq, user.id)?;
+    let name = room_scope::display_name(&cx.db, &room, &user)?;
+    let back = room_scope::last_room_path(cx, rq, user.id)?;
     let chrome = layout::Chrome::of(cx, rq);
     layout::render(cx, &chrome, res, 200, &EditPing { cx, room, shown, name, back })?;
     Ok(Flow::Done)
@@ -150,6 +152,6 @@ impl views::rooms::direct_member::View for MemberRow<'_> {
 /// `DELETE /rooms/directs/:id`: any member deletes the ping.
 pub fn destroy(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Direct)? else { return rooms::not_found(cx, rq, res) };
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.id, Scope::Direct)? else { return room_scope::not_found(cx, rq, res) };
     rooms::destroy_room(cx, rq, room)
 }

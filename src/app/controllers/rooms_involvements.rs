@@ -3,7 +3,8 @@
 //! back to the GET). Becoming invisible takes the room out of the viewer's sidebar; leaving
 //! invisible puts it back (broadcasts S7/S8 on `<me>:rooms`).
 
-use super::rooms::{self, room_key};
+use crate::app::{room_scope, room_streams};
+use crate::app::room_streams::param_key as room_key;
 use super::sidebars;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::memberships::Involvement;
@@ -39,7 +40,7 @@ pub fn label(i: Involvement) -> &'static str {
 /// rooms' redirect).
 fn membership(cx: &Ctx, rq: &Req<'_, '_>) -> Result<(Room, Involvement), AppError> {
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.room_id, rooms::Scope::Any)? else {
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.room_id, room_scope::Scope::Any)? else {
         return Err(AppError::NotFound);
     };
     let m = db::memberships::find(&cx.db, room.id, user.id)?.ok_or(AppError::NotFound)?;
@@ -71,11 +72,11 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         move |_cx, res, result| {
             let previous = result?.ok_or(AppError::NotFound)?;
             if kind != Kind::Direct {
-                let stream = rooms::user_rooms_stream(user_id);
+                let stream = room_streams::user_rooms_stream(user_id);
                 if wanted == Involvement::Invisible {
-                    rooms::broadcast_html(&stream, &sidebars::remove_stream(kind, room_id));
+                    room_streams::broadcast_html(&stream, &sidebars::remove_stream(kind, room_id));
                 } else if previous == Some(Involvement::Invisible) {
-                    rooms::broadcast_html(&stream, &sidebars::shared_stream(sidebars::Place::Prepend, kind, room_id, &name));
+                    room_streams::broadcast_html(&stream, &sidebars::shared_stream(sidebars::Place::Prepend, kind, room_id, &name));
                 }
             }
             respond::redirect(res, &format!("/rooms/{room_id}/involvement"));

@@ -2,7 +2,8 @@
 //! new/create, edit/update (turning a closed room open), and show (a redirect to the room).
 
 use super::room_forms;
-use super::rooms::{self, Scope};
+use crate::app::{room_scope, room_streams};
+use crate::app::room_scope::Scope;
 use super::sidebars::{self, Place};
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::rooms::Kind;
@@ -12,8 +13,8 @@ use crate::http::Response;
 /// `GET /rooms/opens/:id`: to the room itself.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return rooms::not_found(cx, rq, res) };
-    rooms::remember_last_room(cx, rq, res, room.id);
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.id, Scope::Shared)? else { return room_scope::not_found(cx, rq, res) };
+    room_scope::remember_last_room(cx, rq, res, room.id);
     respond::redirect(res, &format!("/rooms/{}", room.id));
     Ok(Flow::Done)
 }
@@ -38,7 +39,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
         move |c: &Conn| db::rooms::create_for(c, Kind::Open, Some(&name), me, &[me], db::time::now_us()),
         move |_cx, res, result| {
             let id = result?;
-            rooms::broadcast_html("rooms", &sidebars::shared_stream(Place::Prepend, Kind::Open, id, &shown));
+            room_streams::broadcast_html("rooms", &sidebars::shared_stream(Place::Prepend, Kind::Open, id, &shown));
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
         },
@@ -54,7 +55,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
         move |c: &Conn| db::rooms::update(c, id, Some(&name), Kind::Open, db::time::now_us()),
         move |_cx, res, result| {
             result?;
-            rooms::broadcast_html("rooms", &sidebars::shared_stream(Place::Replace, Kind::Open, id, &shown));
+            room_streams::broadcast_html("rooms", &sidebars::shared_stream(Place::Replace, Kind::Open, id, &shown));
             respond::redirect(res, &format!("/rooms/{id}"));
             Ok(())
         },

@@ -2,7 +2,8 @@
 //! ?since=<epoch ms>` — the messages a reconnecting page missed, as Turbo Streams: one append
 //! of the new ones, one replace per message changed since.
 
-use super::rooms::{self, room_key};
+use crate::app::room_scope;
+use crate::app::room_streams::param_key as room_key;
 use super::rooms_involvements::Stream;
 use crate::app::message_view;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -30,7 +31,7 @@ pub fn parse_since_ms(raw: Option<&str>) -> i64 {
 /// `GET /rooms/:room_id/refresh`.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let Some(user) = rq.user() else { return Err(AppError::Head(401)) };
-    let Some(room) = rooms::find(cx, user.id, rq.route.params.room_id, rooms::Scope::Any)? else {
+    let Some(room) = room_scope::find(cx, user.id, rq.route.params.room_id, room_scope::Scope::Any)? else {
         return Err(AppError::NotFound);
     };
     let since_us = parse_since_ms(rq.params.get_str("since")).saturating_mul(1000);

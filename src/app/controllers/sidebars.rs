@@ -2,7 +2,8 @@
 //! viewer's rooms and ping placeholders, as a full page or as the `user_sidebar` frame.
 //! Also the room links the room controllers broadcast into other people's sidebars.
 
-use super::rooms::{self, room_key};
+use crate::app::room_streams;
+use crate::app::room_streams::param_key as room_key;
 use super::rooms_involvements::Stream;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::{self, avatar_url};
@@ -91,10 +92,10 @@ impl Page for Sidebar<'_> {
 
 impl views::sidebar::show::View for Sidebar<'_> {
     fn rooms_stream(&self, o: &mut Out<'_>) {
-        rooms::signed_stream(self.cx, "rooms", o);
+        room_streams::signed_stream(self.cx, "rooms", o);
     }
     fn user_rooms_stream(&self, o: &mut Out<'_>) {
-        rooms::signed_stream(self.cx, &rooms::user_rooms_stream(self.user.id), o);
+        room_streams::signed_stream(self.cx, &room_streams::user_rooms_stream(self.user.id), o);
     }
     fn direct_rooms(&self, o: &mut Out<'_>) {
         for d in &self.directs {
@@ -263,7 +264,7 @@ pub fn shared_stream(place: Place, kind: Kind, id: i64, name: &str) -> Vec<u8> {
 pub fn remove_stream(kind: Kind, id: i64) -> Vec<u8> {
     let mut html = Vec::with_capacity(96);
     let target = format!("list_{}_{id}", room_key(kind));
-    views::streams::remove::render(&rooms::Target(&target), &mut Out::new(&mut html));
+    views::streams::remove::render(&room_streams::Target(&target), &mut Out::new(&mut html));
     html
 }
 
@@ -273,7 +274,7 @@ pub fn remove_placeholders_stream(user_ids: &[i64]) -> Vec<u8> {
     let mut html = Vec::with_capacity(80 * user_ids.len());
     for id in user_ids {
         let target = format!("ping_placeholder_{id}");
-        views::streams::remove::render(&rooms::Target(&target), &mut Out::new(&mut html));
+        views::streams::remove::render(&room_streams::Target(&target), &mut Out::new(&mut html));
     }
     html
 }

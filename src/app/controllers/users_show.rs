@@ -4,7 +4,7 @@
 //! session transfer widget (§10.3) that the own-profile page shares.
 
 use crate::app::params::parse_id;
-use super::rooms;
+use crate::app::room_scope;
 use crate::app::layout::{self, Page};
 use crate::app::message_view::avatar_url;
 use crate::app::{AppError, Ctx, Flow, Req};
@@ -19,7 +19,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     let viewer = rq.user().cloned().ok_or(AppError::Head(401))?;
     let id = parse_id(rq.route.params.id).ok_or(AppError::NotFound)?;
     let user = db::users::find(&cx.db, id)?.ok_or(AppError::NotFound)?;
-    let back = rooms::last_room_path(cx, rq, viewer.id)?;
+    let back = room_scope::last_room_path(cx, rq, viewer.id)?;
     let transfer = if viewer.is_administrator() && user.is_active() && !user.is_bot() {
         Some(Transfer::new(cx, rq, user.id, user.id == viewer.id))
     } else {
