@@ -378,21 +378,6 @@ mod tests {
     use super::*;
     use crate::http::Header;
 
-    fn request<'a>(target: &'a [u8], headers: &'a [Header<'a>]) -> Request<'a> {
-        Request {
-            method: crate::http::Method::Get,
-            target,
-            path: target,
-            query: b"",
-            http10: false,
-            headers,
-            body: b"",
-            spooled: None,
-            peer: std::net::IpAddr::from([127, 0, 0, 1]),
-            tls: false,
-        }
-    }
-
     fn page(body: &[u8]) -> Response {
         let mut r = Response::new();
         r.header("Content-Type", b"text/html; charset=utf-8");
@@ -407,7 +392,7 @@ mod tests {
     fn hit_miss_stale_and_304() {
         let mut c = Cache::new(1 << 20);
         let h = [Header { name: b"Cookie", value: b"session_token=a" }];
-        let req = request(b"/rooms/1", &h);
+        let req = Request::loopback_get(b"/rooms/1", &h);
         let mut res = Response::new();
         assert!(!c.lookup(S1, 7, &req, 1, &mut res));
         let mut res = page(b"<p>room</p>");
@@ -423,11 +408,11 @@ mod tests {
         assert!(!c.lookup(S1, 8, &req, 1, &mut Response::new()));
         assert!(!c.lookup(S1, 7, &req, 0, &mut Response::new()));
         let h2 = [Header { name: b"Cookie", value: b"session_token=a; _campfire_session=flash" }];
-        assert!(!c.lookup(S1, 7, &request(b"/rooms/1", &h2), 1, &mut Response::new()));
+        assert!(!c.lookup(S1, 7, &Request::loopback_get(b"/rooms/1", &h2), 1, &mut Response::new()));
 
         let inm = [h[0], Header { name: b"If-None-Match", value: &etag }];
         let mut nm = Response::new();
-        assert!(c.lookup(S1, 7, &request(b"/rooms/1", &inm), 1, &mut nm));
+        assert!(c.lookup(S1, 7, &Request::loopback_get(b"/rooms/1", &inm), 1, &mut nm));
         assert_eq!(nm.code(), 304);
 
         // a newer data version: the entry is gone
@@ -438,7 +423,7 @@ mod tests {
     #[test]
     fn admission_rules() {
         let mut c = Cache::new(1 << 20);
-        let req = request(b"/rooms/1", &[]);
+        let req = Request::loopback_get(b"/rooms/1", &[]);
         // the data changed while rendering
         c.lookup(S1, 1, &req, 1, &mut Response::new());
         c.admit(S1, Some(S2), &mut page(b"x"));
@@ -463,10 +448,10 @@ mod tests {
         c.admit(S1, Some(S1), &mut r);
         let inm = [Header { name: b"if-none-match", value: b"\"abc\"" }];
         let mut nm = Response::new();
-        assert!(c.lookup(S1, 1, &request(b"/rooms/1", &inm), 1, &mut nm));
+        assert!(c.lookup(S1, 1, &Request::loopback_get(b"/rooms/1", &inm), 1, &mut nm));
         assert_eq!(nm.code(), 304);
         // last_room alone is replayed with the page
-        let other = request(b"/rooms/2", &[]);
+        let other = Request::loopback_get(b"/rooms/2", &[]);
         c.lookup(S1, 1, &other, 1, &mut Response::new());
         let mut r = page(b"y");
         r.header("Set-Cookie", b"last_room=2; path=/");
@@ -499,20 +484,20 @@ mod tests {
         let body = vec![b'x'; 2_000];
         for i in 0..30u8 {
             let t = [b'/', b'a' + i % 26, b'0' + i / 26];
-            c.lookup(S1, 1, &request(&t, &[]), 1, &mut Response::new());
+            c.lookup(S1, 1, &Request::loopback_get(&t, &[]), 1, &mut Response::new());
             c.admit(S1, Some(S1), &mut page(&body));
             // keep the first one warm
-            assert!(c.lookup(S1, 1, &request(b"/a0", &[]), 1, &mut Response::new()));
+            assert!(c.lookup(S1, 1, &Request::loopback_get(b"/a0", &[]), 1, &mut Response::new()));
             c.begin_request();
         }
         let (_, _, entries, used) = c.stats();
         assert!(used <= 40_000);
         assert!(entries < 30 && entries > 5);
-        assert!(c.lookup(S1, 1, &request(b"/a0", &[]), 1, &mut Response::new()));
-        assert!(!c.lookup(S1, 1, &request(b"/b0", &[]), 1, &mut Response::new()));
+        assert!(c.lookup(S1, 1, &Request::loopback_get(b"/a0", &[]), 1, &mut Response::new()));
+        assert!(!c.lookup(S1, 1, &Request::loopback_get(b"/b0", &[]), 1, &mut Response::new()));
         // too large for one entry
         let mut off = Cache::new(1000);
-        off.lookup(S1, 1, &request(b"/a", &[]), 1, &mut Response::new());
+        off.lookup(S1, 1, &Request::loopback_get(b"/a", &[]), 1, &mut Response::new());
         off.admit(S1, Some(S1), &mut page(&body));
         assert_eq!(off.stats().2, 0);
     }

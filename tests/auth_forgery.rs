@@ -62,4 +62,8 @@ fn get_requests_are_never_checked() {
     let srv = Server::start(&[]);
     let r = srv.send(&Request::get("/session/new").header("Sec-Fetch-Site", "cross-site"));
     assert_eq!(r.location(), Some("/first_run"));
+    // Its twin: the same cross-site header on a POST to the same server is refused, so the GET
+    // above passed because GETs are exempt, not because nothing is checked.
+    let post = srv.send(&Request::post_form("/first_run", &[]).header("Sec-Fetch-Site", "cross-site"));
+    assert_eq!(post.status, 422, "{post:?}");
 }

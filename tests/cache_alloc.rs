@@ -11,7 +11,7 @@ mod support;
 
 use campfire::cache::Cache;
 use campfire::db::{Conn, Mode};
-use campfire::http::{Header, Method, Request, Response};
+use campfire::http::{Header, Request, Response};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use support::seed;
@@ -39,18 +39,7 @@ fn the_cache_alone() {
         Header { name: b"Accept-Encoding", value: b"gzip" },
         Header { name: b"User-Agent", value: b"Mozilla/5.0" },
     ];
-    let req = Request {
-        method: Method::Get,
-        target: b"/rooms/7",
-        path: b"/rooms/7",
-        query: b"",
-        http10: false,
-        headers: &headers,
-        body: b"",
-        spooled: None,
-        peer: std::net::IpAddr::from([127, 0, 0, 1]),
-        tls: false,
-    };
+    let req = Request::loopback_get(b"/rooms/7", &headers);
     let mut cache = Cache::new(1 << 20);
     let stamp = cache.stamp(&conn).expect("a stamp");
     let mut res = Response::new();

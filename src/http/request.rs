@@ -78,6 +78,17 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
+    /// The request whose head the parser read, with the body that followed it.
+    pub fn new(head: &super::parse::Head<'a>, body: &'a [u8], spooled: Option<&'a std::sync::Arc<super::spool::SpooledBody>>, peer: IpAddr, tls: bool) -> Self {
+        Request { method: head.method, target: head.target, path: head.path, query: head.query, http10: head.http10, headers: head.headers, body, spooled, peer, tls }
+    }
+
+    /// A bodiless GET of `target` (no query) from loopback over plain TCP: what the tests of
+    /// the layers that read requests (cache keys, WebSocket offers) start from.
+    pub fn loopback_get(target: &'a [u8], headers: &'a [Header<'a>]) -> Self {
+        Request { method: Method::Get, target, path: target, query: b"", http10: false, headers, body: b"", spooled: None, peer: IpAddr::from([127, 0, 0, 1]), tls: false }
+    }
+
     /// The first header named `lowercase_name` (given in lower case; matched case-insensitively).
     pub fn header(&self, lowercase_name: &[u8]) -> Option<&'a [u8]> {
         self.headers.iter().find(|h| h.name.eq_ignore_ascii_case(lowercase_name)).map(|h| h.value)

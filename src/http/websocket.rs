@@ -692,18 +692,7 @@ mod tests {
 
     fn with_extensions(value: &[u8], f: impl FnOnce(&Request) -> bool) -> bool {
         let headers = [super::super::Header { name: b"Sec-WebSocket-Extensions", value }];
-        let req = Request {
-            method: super::super::Method::Get,
-            target: b"/cable",
-            path: b"/cable",
-            query: b"",
-            http10: false,
-            headers: &headers,
-            body: b"",
-            spooled: None,
-            peer: std::net::IpAddr::from([127, 0, 0, 1]),
-            tls: false,
-        };
+        let req = Request::loopback_get(b"/cable", &headers);
         f(&req)
     }
 

@@ -191,18 +191,7 @@ pub(super) fn dispatch<H: Handler>(
     log: &mut AccessLog,
 ) -> Ran<H::Socket> {
     let started = if log.enabled { now_us() } else { 0 };
-    let req = Request {
-        method: head.method,
-        target: head.target,
-        path: head.path,
-        query: head.query,
-        http10: head.http10,
-        headers: head.headers,
-        body,
-        spooled,
-        peer: peer.0,
-        tls: peer.1,
-    };
+    let req = Request::new(head, body, spooled, peer.0, peer.1);
     let mut parked = None;
     let mut upgrade = None;
     if req.method == Method::Other {
