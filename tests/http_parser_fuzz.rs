@@ -101,17 +101,17 @@ fn check(input: &[u8], limits: &Limits) -> Option<usize> {
         }
     };
     assert!(head.len <= input.len() && head.len <= limits.max_header_bytes + 2);
-    assert!(inside(head.target, input));
-    assert!(inside(head.path, input) || head.path == b"/");
-    assert!(inside(head.query, input));
-    assert!(head.headers.len() <= limits.max_headers);
-    for h in head.headers {
+    assert!(inside(head.request.target, input));
+    assert!(inside(head.request.path, input) || head.request.path == b"/");
+    assert!(inside(head.request.query, input));
+    assert!(head.request.headers.len() <= limits.max_headers);
+    for h in head.request.headers {
         assert!(inside(h.name, input) && inside(h.value, input));
         assert!(!h.name.is_empty());
         assert!(!h.value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0));
     }
-    let cls: Vec<&Header> = head.headers.iter().filter(|h| h.name.eq_ignore_ascii_case(b"content-length")).collect();
-    let te = head.headers.iter().any(|h| h.name.eq_ignore_ascii_case(b"transfer-encoding"));
+    let cls: Vec<&Header> = head.request.headers.iter().filter(|h| h.name.eq_ignore_ascii_case(b"content-length")).collect();
+    let te = head.request.headers.iter().any(|h| h.name.eq_ignore_ascii_case(b"transfer-encoding"));
     match head.framing {
         Framing::Length(n) => {
             assert_eq!(cls.len(), 1);
@@ -124,7 +124,7 @@ fn check(input: &[u8], limits: &Limits) -> Option<usize> {
             assert!(cls.is_empty() || cls[0].value.iter().all(|&b| b == b'0'));
         }
         Framing::Chunked => {
-            assert!(te && cls.is_empty() && !head.http10);
+            assert!(te && cls.is_empty() && !head.request.http10);
             let rest = &input[head.len..];
             if let Ok(Some((raw, blen))) = chunked::scan(rest, limits) {
                 assert!(raw <= rest.len() && blen <= raw && blen <= limits.max_body);
@@ -201,10 +201,10 @@ fn agrees_with_httparse_on_valid_requests() {
             };
             assert_eq!(len, h.len);
             assert_eq!(theirs.method.unwrap().as_bytes(), method_token(&v));
-            assert_eq!(theirs.path.unwrap().as_bytes(), h.target);
-            assert_eq!(theirs.version.unwrap(), if h.http10 { 0 } else { 1 });
-            assert_eq!(theirs.headers.len(), h.headers.len());
-            for (a, b) in theirs.headers.iter().zip(h.headers) {
+            assert_eq!(theirs.path.unwrap().as_bytes(), h.request.target);
+            assert_eq!(theirs.version.unwrap(), if h.request.http10 { 0 } else { 1 });
+            assert_eq!(theirs.headers.len(), h.request.headers.len());
+            for (a, b) in theirs.headers.iter().zip(h.request.headers) {
                 assert_eq!(a.name.as_bytes(), b.name);
                 assert_eq!(a.value, b.value, "{:?}", String::from_utf8_lossy(&v));
             }

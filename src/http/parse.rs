@@ -10,7 +10,7 @@
 //! Empty lines before the request line are skipped, as RFC 9112 §2.2 recommends.
 
 use super::limits::Limits;
-use super::request::{Header, Method};
+use super::request::{Header, Method, Request};
 
 /// How the body that follows the head is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,15 +70,14 @@ impl ParseError {
     }
 }
 
-/// A complete request head.
+/// A complete request head: the request as handlers will see it, but for what only the loop
+/// knows (the body read after the head, the peer, whether it came over our TLS), and how the
+/// connection goes on.
 #[derive(Debug)]
 pub struct Head<'a> {
-    pub method: Method,
-    pub target: &'a [u8],
-    pub path: &'a [u8],
-    pub query: &'a [u8],
-    pub http10: bool,
-    pub headers: &'a [Header<'a>],
+    /// `body` empty, `spooled` None, `peer` unspecified and `tls` false until the loop fills
+    /// them in (`Request { body, peer, .. head.request }`).
+    pub request: Request<'a>,
     /// Bytes of the buffer the head occupies, including skipped empty lines and the final CRLF.
     pub len: usize,
     pub framing: Framing,
@@ -358,12 +357,18 @@ fn parse_inner<'a>(
     let keep_alive = if http10 { conn_keep_alive && !conn_close } else { !conn_close };
 
     Ok(Some(Head {
-        method: Method::from_token(method_tok),
-        target,
-        path,
-        query,
-        http10,
-        headers: &slots[..count],
+        request: Request {
+            method: Method::from_token(method_tok),
+            target,
+            path,
+            query,
+            http10,
+            headers: &slots[..count],
+            body: b"",
+            spooled: None,
+            peer: std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+            tls: false,
+        },
         len: i,
         framing,
         keep_alive,
@@ -453,13 +458,13 @@ mod tests {
     #[test]
     fn targets_split_into_path_and_query() {
         head(b"GET /rooms/1?a=b&c HTTP/1.1\r\nHost: x\r\n\r\n", |h| {
-            assert_eq!((h.path, h.query), (&b"/rooms/1"[..], &b"a=b&c"[..]));
+            assert_eq!((h.request.path, h.request.query), (&b"/rooms/1"[..], &b"a=b&c"[..]));
         });
         head(b"GET http://h:3000/p/q?z HTTP/1.1\r\nHost: x\r\n\r\n", |h| {
-            assert_eq!((h.path, h.query, h.target), (&b"/p/q"[..], &b"z"[..], &b"http://h:3000/p/q?z"[..]));
+            assert_eq!((h.request.path, h.request.query, h.request.target), (&b"/p/q"[..], &b"z"[..], &b"http://h:3000/p/q?z"[..]));
         });
-        head(b"GET https://h?z HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!((h.path, h.query), (&b"/"[..], &b"z"[..])));
-        head(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!(h.path, b"*"));
+        head(b"GET https://h?z HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!((h.request.path, h.request.query), (&b"/"[..], &b"z"[..])));
+        head(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert_eq!(h.request.path, b"*"));
         assert!(matches!(err(b"GET * HTTP/1.1\r\nHost: x\r\n\r\n"), ParseError::Bad(_)));
     }
 
@@ -467,7 +472,7 @@ mod tests {
     fn keep_alive_rules() {
         head(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", |h| assert!(h.keep_alive));
         head(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Keep-Alive, CLOSE\r\n\r\n", |h| assert!(!h.keep_alive));
-        head(b"GET / HTTP/1.0\r\n\r\n", |h| assert!(!h.keep_alive && h.http10));
+        head(b"GET / HTTP/1.0\r\n\r\n", |h| assert!(!h.keep_alive && h.request.http10));
         head(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", |h| assert!(h.keep_alive));
         head(b"POST / HTTP/1.0\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n", |h| assert!(!h.expect_continue));
     }

@@ -56,7 +56,7 @@ impl Header<'static> {
     pub const EMPTY: Header<'static> = Header { name: b"", value: b"" };
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     pub method: Method,
     /// The raw request-target.
@@ -78,11 +78,6 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    /// The request whose head the parser read, with the body that followed it.
-    pub fn new(head: &super::parse::Head<'a>, body: &'a [u8], spooled: Option<&'a std::sync::Arc<super::spool::SpooledBody>>, peer: IpAddr, tls: bool) -> Self {
-        Request { method: head.method, target: head.target, path: head.path, query: head.query, http10: head.http10, headers: head.headers, body, spooled, peer, tls }
-    }
-
     /// A bodiless GET of `target` (no query) from loopback over plain TCP: what the tests of
     /// the layers that read requests (cache keys, WebSocket offers) start from.
     pub fn loopback_get(target: &'a [u8], headers: &'a [Header<'a>]) -> Self {

@@ -191,7 +191,7 @@ pub(super) fn dispatch<H: Handler>(
     log: &mut AccessLog,
 ) -> Ran<H::Socket> {
     let started = if log.enabled { now_us() } else { 0 };
-    let req = Request::new(head, body, spooled, peer.0, peer.1);
+    let req = Request { body, spooled, peer: peer.0, tls: peer.1, ..head.request };
     let mut parked = None;
     let mut upgrade = None;
     if req.method == Method::Other {
@@ -261,7 +261,7 @@ pub(super) fn respond(c: &mut Conn, res: &Response, head: &mut Vec<u8>, head_onl
 
 /// Whether the request's body is `multipart/form-data` (an upload, which may be spooled).
 pub(super) fn is_multipart(head: &Head) -> bool {
-    head.headers.iter().any(|h| {
+    head.request.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case(b"content-type") && h.value.get(..19).is_some_and(|v| v.eq_ignore_ascii_case(b"multipart/form-data"))
     })
 }
