@@ -79,6 +79,9 @@ pub const SCHEMA_SHA1: &str = "f75da8dad38bfb179ffd757bd7a7c2b3f818bc29";
 pub const EXTRA_INDEXES: &[&str] = &[
     // Room pages and pagination order messages of one room by created_at.
     r#"CREATE INDEX IF NOT EXISTS "index_messages_on_room_id_and_created_at" ON "messages" ("room_id", "created_at")"#,
+    // A post marks the room unread for its visible members who have read it (memberships::
+    // mark_unread): this holds exactly those rows, so the post touches them, not the room.
+    r#"CREATE INDEX IF NOT EXISTS "index_memberships_on_room_id_read" ON "memberships" ("room_id") WHERE unread_at IS NULL AND involvement != 'invisible'"#,
 ];
 
 /// What `ensure` found.

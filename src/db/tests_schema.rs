@@ -27,7 +27,7 @@ const TABLES: &[(&str, &str)] = &[
     ("ar_internal_metadata", "key varchar NN pk|value varchar|created_at datetime(6) NN|updated_at datetime(6) NN"),
 ];
 
-/// spec/01 §2: `table name [unique] (cols)`; plus our own messages(room_id, created_at).
+/// spec/01 §2: `table name [unique] (cols)`; plus our own (schema::EXTRA_INDEXES).
 const INDEXES: &[&str] = &[
     "accounts index_accounts_on_singleton_guard unique (singleton_guard)",
     "action_text_rich_texts index_action_text_rich_texts_uniqueness unique (record_type,record_id,name)",
@@ -42,6 +42,7 @@ const INDEXES: &[&str] = &[
     "memberships index_memberships_on_room_id (room_id)",
     "memberships index_memberships_on_room_id_and_created_at (room_id,created_at)",
     "memberships index_memberships_on_room_id_and_user_id unique (room_id,user_id)",
+    "memberships index_memberships_on_room_id_read (room_id)",
     "memberships index_memberships_on_user_id (user_id)",
     "messages index_messages_on_creator_id (creator_id)",
     "messages index_messages_on_room_id (room_id)",
