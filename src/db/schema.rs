@@ -82,6 +82,12 @@ pub const EXTRA_INDEXES: &[&str] = &[
     // A post marks the room unread for its visible members who have read it (memberships::
     // mark_unread): this holds exactly those rows, so the post touches them, not the room.
     r#"CREATE INDEX IF NOT EXISTS "index_memberships_on_room_id_read" ON "memberships" ("room_id") WHERE unread_at IS NULL AND involvement != 'invisible'"#,
+    // The invitation check's "original room" (rooms::original: ORDER BY created_at, id LIMIT 1;
+    // the rowid is the index's last column) is its first entry instead of a sort of all rooms.
+    r#"CREATE INDEX IF NOT EXISTS "index_rooms_on_created_at" ON "rooms" ("created_at")"#,
+    // The sidebar's people to message (users::without_direct_room_with: oldest first, LIMIT)
+    // walk users in this order and stop at the limit instead of sorting every user.
+    r#"CREATE INDEX IF NOT EXISTS "index_users_on_created_at" ON "users" ("created_at")"#,
 ];
 
 /// What `ensure` found.

@@ -49,10 +49,12 @@ const INDEXES: &[&str] = &[
     "messages index_messages_on_room_id_and_created_at (room_id,created_at)",
     "push_subscriptions idx_on_endpoint_p256dh_key_auth_key_7553014576 (endpoint,p256dh_key,auth_key)",
     "push_subscriptions index_push_subscriptions_on_user_id (user_id)",
+    "rooms index_rooms_on_created_at (created_at)",
     "searches index_searches_on_user_id (user_id)",
     "sessions index_sessions_on_token unique (token)",
     "sessions index_sessions_on_user_id (user_id)",
     "users index_users_on_bot_token unique (bot_token)",
+    "users index_users_on_created_at (created_at)",
     "users index_users_on_email_address unique (email_address)",
     "webhooks index_webhooks_on_user_id (user_id)",
 ];
