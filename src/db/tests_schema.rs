@@ -44,6 +44,7 @@ const INDEXES: &[&str] = &[
     "memberships index_memberships_on_room_id_and_user_id unique (room_id,user_id)",
     "memberships index_memberships_on_room_id_read (room_id)",
     "memberships index_memberships_on_user_id (user_id)",
+    "memberships index_memberships_on_user_id_and_room_id_and_involvement_and_unread_at (user_id,room_id,involvement,unread_at)",
     "messages index_messages_on_creator_id (creator_id)",
     "messages index_messages_on_room_id (room_id)",
     "messages index_messages_on_room_id_and_created_at (room_id,created_at)",
