@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-growth clean
 all: campfire-room
 
 campfire-room: build
@@ -59,6 +59,11 @@ bench-quick: campfire-room
 # The memory goal: quick HTTP load and 1,000 cable clients with the server in a 15 MB cgroup (root).
 bench-cgroup: campfire-room
 	bench/cgroup.sh
+
+# Cost per request as the data grows (issue 18): seeds ×1, ×10, ×100 once (kept for re-runs),
+# then cache on/off reads and posts to a 4-member and a ~5,000-member room at each scale.
+bench-growth: campfire-room
+	bench/growth.sh
 
 # The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
 # certificate and bytes (docs/bench.md "HTTPS").

@@ -20,6 +20,9 @@
 #   HTTP_ARGS        load options for `campfire-bench run` (default: bench/run.sh quick's,
 #                    "--clients 16 --secs 2 --warmup-secs 1 --rounds 1").
 #   BENCH_SERVER     the server binary (default ./campfire-room).
+#   CGROUP_SEED      a seed folder to copy instead of seeding afresh, e.g. bench/growth.sh's ×100
+#                    (/var/tmp/campfire-growth-seeds/<hash>/x100): its first start, which builds
+#                    the missing indexes, then runs inside the cgroup too.
 #   SERVER_CPU / LOADGEN_CPU  cores to pin to (default 0 and 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,10 +99,11 @@ bench=target/release/campfire-bench
 
 rm -rf "$work"
 mkdir -p "$work"
-"$bench" seed --out "$work/seed" >/dev/null
+seed=${CGROUP_SEED:-$work/seed}
+[ -n "${CGROUP_SEED:-}" ] || "$bench" seed --out "$seed" >/dev/null
 # The copy's page cache is charged to this shell's cgroup, not the server's.
 copy=$work/copy
-cp -a "$work/seed" "$copy"
+cp -a "$seed" "$copy"
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.json")
 export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} DISABLE_SSL=true CAMPFIRE_LOG=0

@@ -23,6 +23,7 @@ mod report;
 mod run;
 mod seed;
 mod seed_c;
+mod seed_scale;
 mod startup;
 mod sys;
 mod upload;
@@ -32,11 +33,11 @@ mod ws;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage:
-  campfire-bench seed --out DIR [--files DIR] [--synthetic-c]
+  campfire-bench seed --out DIR [--files DIR] [--scale N] [--synthetic-c]
   campfire-bench run --url URL --labels FILE [--db PATH] [--pid PID[,PID..] | --cgroup PATH]
                      [--clients 1,16,64] [--secs 8] [--warmup-secs 2] [--rounds 1]
                      [--routes room_show,messages_page,...] [--floor] [--floor-cpu CPUS]
-                     [--mixed-write-rate N] [--out FILE]
+                     [--mixed-write-rate N] [--post-room LABEL] [--out FILE]
   campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
   campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
@@ -86,7 +87,11 @@ fn cmd_seed(args: &[String]) -> Result<(), String> {
         return seed_c::run(&out);
     }
     let files = opt(args, "--files").map(PathBuf::from);
-    seed::run(&seed::Options { out, files })
+    let scale = opt(args, "--scale").map_or(Ok(1), |v| v.parse::<u32>().map_err(|_| format!("--scale: not a whole number: {v}")))?;
+    if !(1..=1000).contains(&scale) {
+        return Err(format!("--scale {scale}: must be 1..=1000"));
+    }
+    seed::run(&seed::Options { out, files, scale })
 }
 
 fn target(args: &[String]) -> Result<account::Target, String> {
@@ -150,6 +155,7 @@ fn cmd_run(args: &[String], overload: bool) -> Result<(), String> {
         floor: flag(args, "--floor"),
         floor_cpu: opt(args, "--floor-cpu"),
         mixed_write_rate: opt(args, "--mixed-write-rate").map(|v| v.parse().map_err(|_| format!("--mixed-write-rate: {v}"))).transpose()?,
+        post_room: opt(args, "--post-room"),
         tolerate: overload,
         out: opt(args, "--out").map(PathBuf::from),
     };

@@ -29,6 +29,8 @@ pub struct Options {
     pub floor: bool,
     pub floor_cpu: Option<String>,
     pub mixed_write_rate: Option<f64>,
+    /// The label of the room posts go to (default `rooms.hq`), e.g. `rooms.crew` of a scaled seed.
+    pub post_room: Option<String>,
     /// Record failures instead of aborting (the overload profile).
     pub tolerate: bool,
     pub out: Option<PathBuf>,
@@ -60,6 +62,15 @@ pub fn parse_url(url: &str) -> Result<(SocketAddr, String), String> {
     Ok((addr, host.to_string()))
 }
 
+/// The number labelled `key` in the labels file.
+pub fn label_num(path: &Path, key: &str) -> Result<i64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match json::parse_flat(&text)?.into_iter().find(|(k, _)| k == key) {
+        Some((_, Scalar::Num(n))) => Ok(n),
+        _ => Err(format!("labels: no number {key}")),
+    }
+}
+
 /// Reads the labels the workloads need.
 pub fn read_labels(path: &Path) -> Result<(Labels, String), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -82,7 +93,10 @@ pub fn read_labels(path: &Path) -> Result<(Labels, String), String> {
 /// tolerating) or a failed write audit.
 pub fn run(o: &Options) -> Result<Outcome, String> {
     let (addr, host) = parse_url(&o.url)?;
-    let (labels, password) = read_labels(&o.labels)?;
+    let (mut labels, password) = read_labels(&o.labels)?;
+    if let Some(key) = &o.post_room {
+        labels.hq = label_num(&o.labels, key)?;
+    }
     let db_path = o.db.clone().unwrap_or_else(|| o.labels.parent().unwrap_or(Path::new(".")).join("db/production.sqlite3"));
     let db = Conn::open(&db_path.to_string_lossy(), false, true)?;
     let base = audit::baseline(&db, labels.hq)?;

@@ -36,6 +36,8 @@ pub struct Options {
     /// Where moon.jpg, black_hole.jpg, alpha-centuri.mov and pixel.bmp are read from; None uses
     /// our own stand-ins (`media::stand_in`).
     pub files: Option<PathBuf>,
+    /// 1 is the harness's seed; N ≥ 2 adds an account grown N times (`seed_scale`).
+    pub scale: u32,
 }
 
 /// Builds the seed into `opts.out` (which must not hold a database yet).
@@ -57,6 +59,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let media = if opts.files.is_some() { "fixture files" } else { "stand-ins" };
     s.labels.push(("seed.media".into(), json::Scalar::Str(media.into())));
     s.build()?;
+    if opts.scale > 1 {
+        let grown = crate::seed_scale::grow(&conn, opts.scale, now(), &s.labels)?;
+        s.labels.extend(grown);
+    }
     conn.exec("COMMIT")?;
     conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")?;
     let labels = std::mem::take(&mut s.labels);
@@ -790,7 +796,7 @@ mod tests {
     fn seeded() -> (PathBuf, Conn) {
         let dir = temp_dir("seed");
         let out = dir.join("out");
-        run(&Options { out: out.clone(), files: None }).unwrap();
+        run(&Options { out: out.clone(), files: None, scale: 1 }).unwrap();
         let conn = Conn::open(&out.join("db/production.sqlite3").to_string_lossy(), false, true).unwrap();
         (out, conn)
     }

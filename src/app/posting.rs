@@ -12,7 +12,7 @@ use crate::views::{self, Out};
 
 /// The writer's part of a new text message (on the writer's connection): the message with
 /// its body, search row, room touch and unread marks; returns its id and the room's member
-/// ids for the unread fan-out.
+/// ids for the unread fan-out (remembered between posts while memberships stay as they are).
 pub fn insert(
     c: &db::Conn,
     room_id: i64,
@@ -21,10 +21,10 @@ pub fn insert(
     body: Option<&str>,
     plain: &str,
     now: i64,
-) -> db::Result<(i64, Vec<i64>)> {
+) -> db::Result<(i64, std::sync::Arc<[i64]>)> {
     let nm = NewMessage { room_id, creator_id, client_message_id: cmid, body, plain_text: plain };
     let id = messages::create(c, &nm, now)?;
-    Ok((id, memberships::user_ids(c, room_id)?))
+    Ok((id, memberships::user_ids_cached(c, room_id)?))
 }
 
 /// The broadcasts of a new message after its COMMIT, from any thread with a read connection

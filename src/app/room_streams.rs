@@ -69,12 +69,11 @@ pub fn broadcast_html(stream: &str, html: &[u8]) {
     crate::app::cable::broadcast(stream, &msg);
 }
 
-/// The unread fan-out U1: `{"roomId":N}` on `user_<id>_unreads` for each member.
+/// The unread fan-out U1: `{"roomId":N}` on `user_<id>_unreads` for each member
+/// (`member_ids` ascending, as `memberships::user_ids` returns them).
 pub fn broadcast_unreads(room_id: i64, member_ids: &[i64]) {
     let msg = format!("{{\"roomId\":{room_id}}}");
-    for id in member_ids {
-        crate::app::cable::broadcast(&format!("user_{id}_unreads"), msg.as_bytes());
-    }
+    crate::app::cable::broadcast_to_users(member_ids, crate::app::cable::streams::write_user_unreads, msg.as_bytes());
 }
 
 #[cfg(test)]

@@ -227,7 +227,7 @@ impl Delivery {
                     metadata: &stored.metadata,
                 };
                 crate::db::blobs::attach(c, "Message", id, "attachment", &blob, now)?;
-                Ok((id, crate::db::memberships::user_ids(c, room_id)?))
+                Ok((id, crate::db::memberships::user_ids_cached(c, room_id)?))
             })
         });
         if !matches!(result, Ok(Ok(()))) {
@@ -241,7 +241,7 @@ impl Delivery {
     fn commit_and_announce(
         &self,
         db: &Conn,
-        write: impl FnOnce(&Conn, &str, i64) -> db::Result<(i64, Vec<i64>)> + Send + 'static,
+        write: impl FnOnce(&Conn, &str, i64) -> db::Result<(i64, std::sync::Arc<[i64]>)> + Send + 'static,
     ) -> db::Result<()> {
         let cmid = String::from_utf8_lossy(&crypto::token::uuid_v4()).into_owned();
         let now = db::time::now_us();

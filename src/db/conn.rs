@@ -18,6 +18,17 @@ use std::ffi::{CStr, CString};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::c_int;
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Rollbacks (whole transactions and savepoints) on any connection of the process. What a
+/// cache read inside a transaction may have seen is gone after one: such caches key on this
+/// (memberships::user_ids_cached).
+static ROLLBACKS: AtomicU64 = AtomicU64::new(0);
+
+/// How many rollbacks the process has made so far.
+pub fn rollbacks() -> u64 {
+    ROLLBACKS.load(Ordering::Acquire)
+}
 
 /// How a connection is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,6 +318,7 @@ impl Conn {
         if self.is_autocommit() {
             return Ok(());
         }
+        ROLLBACKS.fetch_add(1, Ordering::AcqRel);
         self.prepare_cached("ROLLBACK")?.run()
     }
 
@@ -339,6 +351,7 @@ impl Conn {
             Err(e) => {
                 // If the error already ended the whole transaction (IOERR, FULL...) the
                 // savepoint is gone and these fail; the caller checks is_autocommit().
+                ROLLBACKS.fetch_add(1, Ordering::AcqRel);
                 if !self.is_autocommit() {
                     let _ = self.prepare_cached("ROLLBACK TO sp").and_then(|mut s| s.run());
                     let _ = self.prepare_cached("RELEASE sp").and_then(|mut s| s.run());

@@ -509,6 +509,20 @@ mod tests {
         assert_eq!(unread(l), None, "connected 30 s ago");
         post(&c, room, d, "later", T0 + 61 * SEC);
         assert_eq!(unread(l), Some(T0 + 61 * SEC), "connection went stale after 60 s");
+        // Already unread: still unread (Rails moves the time on; nothing reads it but as set/unset).
+        assert!(unread(j).is_some(), "stays unread");
+        assert_eq!((unread(d), unread(k)), (None, None), "creator and invisible after a second post");
+        // Read again (presence), then the next post marks it again.
+        memberships::present(&c, room, j, T0 + 62 * SEC).unwrap();
+        assert_eq!(unread(j), None, "read on presence");
+        memberships::disconnected(&c, room, j, T0 + 63 * SEC).unwrap();
+        post(&c, room, k, "again", T0 + 64 * SEC);
+        assert_eq!(unread(j), Some(T0 + 64 * SEC), "unread again after reading");
+        assert_eq!(unread(d), Some(T0 + 64 * SEC), "the earlier creator is marked by another's post");
+        // An invisible member made visible again is marked by the next post.
+        memberships::set_involvement(&c, room, k, Involvement::Everything, T0 + 65 * SEC).unwrap();
+        post(&c, room, d, "visible", T0 + 66 * SEC);
+        assert_eq!(unread(k), Some(T0 + 66 * SEC), "visible again");
     }
 
     #[test]

@@ -189,6 +189,7 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<String>>> {
     if find(c, id)?.is_none() {
         return Ok(None);
     }
+    memberships::changed();
     let mut s = c.prepare_cached("DELETE FROM memberships WHERE room_id = ?1")?;
     s.bind(1, id)?;
     s.run()?;

@@ -60,10 +60,15 @@ pub fn messages(c: &Conn, user_id: i64, sanitized: &str, mut f: impl FnMut(&Mess
     }
     let mut s = c.prepare_cached(
         // FTS5 walks its matches in descending rowid order itself (rowid = message id), so
-        // the LIMIT stops the scan early instead of sorting every match.
+        // the LIMIT stops the scan early instead of sorting every match. Each match's room is
+        // checked with one probe of the unique (room_id, user_id) index, in that join order
+        // (CROSS JOIN fixes it): the cost follows the matches read, not the user's rooms. An
+        // `IN (SELECT room_id ...)` built the user's whole room list first, every request
+        // (1,000 rooms: 10,879 VM steps against 3,882 for 5 rooms, whatever the matches).
         "SELECT * FROM (SELECT m.id, m.room_id, m.creator_id, m.client_message_id, m.created_at, m.updated_at \
-         FROM message_search_index idx JOIN messages m ON m.id = idx.rowid \
-         WHERE idx.body MATCH ?2 AND m.room_id IN (SELECT room_id FROM memberships WHERE user_id = ?1) \
+         FROM message_search_index idx CROSS JOIN messages m ON m.id = idx.rowid \
+         CROSS JOIN memberships mm ON mm.room_id = m.room_id AND mm.user_id = ?1 \
+         WHERE idx.body MATCH ?2 \
          ORDER BY idx.rowid DESC LIMIT ?3) ORDER BY id",
     )?;
     s.bind(1, user_id)?;

@@ -27,7 +27,7 @@ const TABLES: &[(&str, &str)] = &[
     ("ar_internal_metadata", "key varchar NN pk|value varchar|created_at datetime(6) NN|updated_at datetime(6) NN"),
 ];
 
-/// spec/01 §2: `table name [unique] (cols)`; plus our own messages(room_id, created_at).
+/// spec/01 §2: `table name [unique] (cols)`; plus our own (schema::EXTRA_INDEXES).
 const INDEXES: &[&str] = &[
     "accounts index_accounts_on_singleton_guard unique (singleton_guard)",
     "action_text_rich_texts index_action_text_rich_texts_uniqueness unique (record_type,record_id,name)",
@@ -42,16 +42,20 @@ const INDEXES: &[&str] = &[
     "memberships index_memberships_on_room_id (room_id)",
     "memberships index_memberships_on_room_id_and_created_at (room_id,created_at)",
     "memberships index_memberships_on_room_id_and_user_id unique (room_id,user_id)",
+    "memberships index_memberships_on_room_id_read (room_id)",
     "memberships index_memberships_on_user_id (user_id)",
+    "memberships index_memberships_on_user_id_and_room_id_and_involvement_and_unread_at (user_id,room_id,involvement,unread_at)",
     "messages index_messages_on_creator_id (creator_id)",
     "messages index_messages_on_room_id (room_id)",
     "messages index_messages_on_room_id_and_created_at (room_id,created_at)",
     "push_subscriptions idx_on_endpoint_p256dh_key_auth_key_7553014576 (endpoint,p256dh_key,auth_key)",
     "push_subscriptions index_push_subscriptions_on_user_id (user_id)",
+    "rooms index_rooms_on_created_at (created_at)",
     "searches index_searches_on_user_id (user_id)",
     "sessions index_sessions_on_token unique (token)",
     "sessions index_sessions_on_user_id (user_id)",
     "users index_users_on_bot_token unique (bot_token)",
+    "users index_users_on_created_at (created_at)",
     "users index_users_on_email_address unique (email_address)",
     "webhooks index_webhooks_on_user_id (user_id)",
 ];

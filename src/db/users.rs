@@ -129,6 +129,7 @@ pub fn create(c: &Conn, u: &NewUser<'_>, now: i64) -> Result<i64> {
     s.run()?;
     drop(s);
     let id = c.last_insert_rowid();
+    super::memberships::changed();
     let mut s = c.prepare_cached(
         "INSERT INTO memberships (room_id, user_id, involvement, created_at, updated_at) \
          SELECT id, ?1, ?2, ?3, ?3 FROM rooms WHERE type = 'Rooms::Open' ORDER BY id \
@@ -190,6 +191,7 @@ pub fn update(c: &Conn, id: i64, ch: &Changes<'_>, now: i64) -> Result<bool> {
 /// user's cable connections. Returns false when no such user.
 pub fn deactivate(c: &Conn, id: i64, uuid: &str, now: i64) -> Result<bool> {
     let ts = time::format(now);
+    super::memberships::changed();
     let mut s = c.prepare_cached(
         "DELETE FROM memberships WHERE user_id = ?1 AND room_id IN (SELECT id FROM rooms WHERE type != 'Rooms::Direct')",
     )?;

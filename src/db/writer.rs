@@ -151,11 +151,14 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Opens `path` read-write (creating it), makes sure the schema exists
-    /// (`schema::ensure`), and starts the writer and checkpointer threads.
+    /// Opens `path` read-write (creating it), makes sure the tables exist
+    /// (`schema::ensure_tables`), and starts the writer and checkpointer threads; the writer
+    /// builds any missing extra index (`schema::build_indexes`) before its first job.
     pub fn start(path: &str) -> Result<Writer> {
         let conn = Conn::open(path, Mode::ReadWrite)?;
-        schema::ensure(&conn)?;
+        // The tables now; the extra indexes on the writer thread, before its first job, so a
+        // large database's first start answers at once (reads without the new indexes meanwhile).
+        schema::ensure_tables(&conn)?;
         // The checkpointer does this work on its own connection.
         conn.exec("PRAGMA wal_autocheckpoint = 0;")?;
         let ckpt = Checkpointer::start(path)?;
@@ -199,6 +202,13 @@ impl Writer {
 }
 
 fn writer_main(conn: Conn, rx: mpsc::Receiver<Msg>, stats: &Stats, ckpt: Checkpointer) {
+    {
+        let _turn = ckpt.writer_turn();
+        if let Err(e) = schema::build_indexes(&conn) {
+            // Queries still work without them, only slower.
+            eprintln!("schema: cannot build the extra indexes: {e}");
+        }
+    }
     let mut batch: Vec<Job> = Vec::with_capacity(64);
     let mut stop: Option<mpsc::Sender<()>> = None;
     while stop.is_none() {

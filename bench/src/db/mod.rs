@@ -87,6 +87,12 @@ impl Conn {
         Ok(unsafe { ffi::sqlite3_last_insert_rowid(self.db) })
     }
 
+    /// The rowid of the last INSERT on this connection.
+    pub fn last_insert_rowid(&self) -> i64 {
+        // SAFETY: `db` is open.
+        unsafe { ffi::sqlite3_last_insert_rowid(self.db) }
+    }
+
     /// Returns the first column of the first row as an integer (0 when no row).
     pub fn int(&self, sql: &str, params: &[Val]) -> Result<i64, String> {
         let mut st = self.prepare(sql)?;

@@ -39,6 +39,12 @@ pub fn broadcast(stream: &str, message_json: &[u8]) {
     hub::broadcast(stream.as_bytes(), message_json);
 }
 
+/// Sends `message_json` on the stream `name(user, buf)` of each of `user_ids` (ascending; one lock, one
+/// post per loop; names built only for users with a socket here). Safe from any thread.
+pub fn broadcast_to_users(user_ids: &[i64], name: impl Fn(i64, &mut Vec<u8>), message_json: &[u8]) {
+    hub::broadcast_to_users(user_ids, name, message_json);
+}
+
 /// Closes every socket of `user_id` with `{"type":"disconnect","reason":"remote",
 /// "reconnect":false}` after removing all their subscriptions (ban, deactivation: the client
 /// does not come back). Call after the commit.

@@ -44,6 +44,13 @@ pub fn user_unreads(user_id: i64) -> String {
     format!("user_{user_id}_unreads")
 }
 
+/// `user_unreads` written into `buf` (a post's fan-out names one per member with a socket).
+pub fn write_user_unreads(user_id: i64, buf: &mut Vec<u8>) {
+    use std::io::Write;
+    // Writing to a Vec cannot fail.
+    let _ = write!(buf, "user_{user_id}_unreads");
+}
+
 /// The room a GlobalID param names: its STI kind and id. None unless it is exactly
 /// `gid://campfire/Rooms::<Open|Closed|Direct>/<positive id>`.
 pub fn parse_room_gid(param: &[u8]) -> Option<(Kind, i64)> {
@@ -70,6 +77,9 @@ mod tests {
         assert_eq!(user_rooms(1), b"Z2lkOi8vY2FtcGZpcmUvVXNlci8x:rooms");
         assert_eq!(typing(Kind::Open, 1), b"typing_notifications:Z2lkOi8vY2FtcGZpcmUvUm9vbXM6Ok9wZW4vMQ");
         assert_eq!(user_unreads(7), "user_7_unreads");
+        let mut buf = Vec::new();
+        write_user_unreads(7, &mut buf);
+        assert_eq!(buf, user_unreads(7).as_bytes());
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub(crate) fn post(
     let ticket = rq.ticket();
     let write = {
         let cmid = cmid.clone();
-        move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, Vec<i64>)> {
+        move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, std::sync::Arc<[i64]>)> {
             let (id, members) = insert(c, room_id, creator_id, &cmid, body.as_deref(), &plain, now)?;
             if let Some(a) = attachment {
                 a.attach(c, id, now)?;
@@ -177,7 +177,7 @@ pub(crate) fn post(
     };
     // Back on the loop after COMMIT: render once, broadcast, answer, then webhooks and pushes.
     let then = {
-        move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, Vec<i64>)>| -> Result<(), AppError> {
+        move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, std::sync::Arc<[i64]>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
             let stream = announce(&cx.db, &cx.keys, kind, &m, &members)?;
