@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-cgroup-https bench-https clean
 all: campfire-room
 
 campfire-room: build
@@ -59,6 +59,10 @@ bench-quick: campfire-room
 # The memory goal: quick HTTP load and 1,000 cable clients with the server in a 15 MB cgroup (root).
 bench-cgroup: campfire-room
 	bench/cgroup.sh
+
+# The same suite over HTTPS and wss://, the server serving its own certificate (issue 14 §2).
+bench-cgroup-https: campfire-room
+	CGROUP_TLS=1 bench/cgroup.sh
 
 # The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
 # certificate and bytes (docs/bench.md "HTTPS").
