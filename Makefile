@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-growth clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-cgroup-https bench-https bench-growth clean
 all: campfire-room
 
 campfire-room: build
@@ -64,6 +64,10 @@ bench-cgroup: campfire-room
 # then cache on/off reads and posts to a 4-member and a ~5,000-member room at each scale.
 bench-growth: campfire-room
 	bench/growth.sh
+
+# The same suite over HTTPS and wss://, the server serving its own certificate (issue 14 §2).
+bench-cgroup-https: campfire-room
+	CGROUP_TLS=1 bench/cgroup.sh
 
 # The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
 # certificate and bytes (docs/bench.md "HTTPS").

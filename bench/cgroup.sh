@@ -6,6 +6,12 @@
 # file-backed) idle, after the HTTP load and during the cable run. Exit status 1 if the server
 # died, the cgroup saw an OOM kill, or a run failed.
 #
+# With CGROUP_TLS=1 (`make bench-cgroup-https`) the same suite runs over HTTPS and wss://: a
+# throw-away CA and a `localhost` certificate signed by it are made here (openssl), the server
+# serves them itself (TLS_CERTIFICATE_PATH/TLS_PRIVATE_KEY_PATH, SSL_DOMAIN=localhost,
+# HTTPS_PORT=BENCH_PORT, HTTP_PORT=BENCH_HTTP_PORT; no DISABLE_SSL, so cookies are Secure and
+# no proxy is trusted), and the load generator trusts the CA (--cacert).
+#
 # Needs root: a cgroup v2 hierarchy with the memory controller (memory.max, memory.peak,
 # memory.events) or, failing that, the v1 memory controller (memory.limit_in_bytes,
 # memory.max_usage_in_bytes, memory.oom_control). The cgroup's charge includes the page cache
@@ -15,7 +21,9 @@
 # Environment:
 #   CGROUP_LIMIT     the cap (default 15M; a number with K/M suffix).
 #   CABLE_CLIENTS    cable clients (default 1000; 0 skips the cable run).
-#   BENCH_PORT       port (default 25150; not make bench's 25130/25140).
+#   BENCH_PORT       port (default 25150; not make bench's 25130/25140); with TLS the HTTPS port.
+#   BENCH_HTTP_PORT  with TLS, the plain port that redirects to HTTPS (default 25151).
+#   CGROUP_TLS       1: over HTTPS/wss:// (see above).
 #   CAMPFIRE_LOOPS   loops for the server (default 1, like bench/run.sh).
 #   HTTP_ARGS        load options for `campfire-bench run` (default: bench/run.sh quick's,
 #                    "--clients 16 --secs 2 --warmup-secs 1 --rounds 1").
@@ -30,6 +38,8 @@ cd "$(dirname "$0")/.."
 limit=${CGROUP_LIMIT:-15M}
 clients=${CABLE_CLIENTS:-1000}
 port=${BENCH_PORT:-25150}
+http_port=${BENCH_HTTP_PORT:-25151}
+tls=${CGROUP_TLS:-0}
 server_cpu=${SERVER_CPU:-0}
 loadgen_cpu=${LOADGEN_CPU:-1}
 work=bench/results/tmp-cgroup
@@ -105,8 +115,31 @@ seed=${CGROUP_SEED:-$work/seed}
 copy=$work/copy
 cp -a "$seed" "$copy"
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$copy/labels.json")
-export PORT=$port DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
-  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} DISABLE_SSL=true CAMPFIRE_LOG=0
+export DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
+  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} CAMPFIRE_LOG=0
+tls_args=()
+if [ "$tls" = 1 ]; then
+  # A CA of our own and a leaf for `localhost` it signs, as an operator's certificate would be
+  # (P-256, as bench/https.sh); the generator trusts only the CA.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=campfire-bench throw-away CA" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+    -keyout "$work/ca-key.pem" -out "$work/ca.pem" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost \
+    -keyout "$work/key.pem" -out "$work/leaf.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$work/leaf.ext"
+  openssl x509 -req -in "$work/leaf.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" -CAcreateserial -days 2 \
+    -extfile "$work/leaf.ext" -out "$work/cert.pem" 2>/dev/null
+  export TLS_CERTIFICATE_PATH=$PWD/$work/cert.pem TLS_PRIVATE_KEY_PATH=$PWD/$work/key.pem SSL_DOMAIN=localhost \
+    HTTPS_PORT=$port HTTP_PORT=$http_port
+  unset PORT DISABLE_SSL
+  url=https://localhost:$port
+  tls_args=(--cacert "$work/ca.pem")
+  up=(curl -fsS -o /dev/null --cacert "$work/ca.pem" "$url/up")
+else
+  export PORT=$port DISABLE_SSL=true
+  url=http://127.0.0.1:$port
+  up=(curl -fsS -o /dev/null "$url/up")
+fi
 
 # As in a fresh container, the executable is read from disk inside the cgroup: its page cache is
 # written back and dropped first. A binary just built or copied sits in the page cache in large
@@ -132,18 +165,18 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 1 300); do
-  curl -fsS -o /dev/null "http://127.0.0.1:$port/up" 2>/dev/null && break
+  "${up[@]}" 2>/dev/null && break
   kill -0 "$server_pid" 2>/dev/null || { echo "bench/cgroup.sh: the server exited; see $work/server.log" >&2; exit 1; }
   sleep 0.1
 done
-curl -fsS -o /dev/null "http://127.0.0.1:$port/up" || { echo "bench/cgroup.sh: /up never answered" >&2; exit 1; }
+"${up[@]}" || { echo "bench/cgroup.sh: /up never answered" >&2; exit 1; }
 sleep 1
 
-echo "cgroup v$ver $cg, limit $(kib "$limit_bytes") KiB, CAMPFIRE_LOOPS=$CAMPFIRE_LOOPS"
+echo "cgroup v$ver $cg, limit $(kib "$limit_bytes") KiB, CAMPFIRE_LOOPS=$CAMPFIRE_LOOPS, $url"
 echo "idle:        $(proc_mem)| cgroup $(kib "$(cg_current)") KiB ($(cg_split))"
 
 status=0
-taskset -c "$loadgen_cpu" "$bench" run --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+taskset -c "$loadgen_cpu" "$bench" run --url "$url" "${tls_args[@]}" --labels "$copy/labels.json" \
   --pid "$server_pid" "${http_args[@]}" \
   --out "$work/http.json" > "$work/http.txt" 2>&1 || { status=1; echo "HTTP run failed: see $work/http.txt"; }
 kill -0 "$server_pid" 2>/dev/null || { echo "the server died during the HTTP run"; status=1; }
@@ -162,7 +195,7 @@ if [ $status = 0 ] && [ "$clients" -gt 0 ]; then
       sleep 0.2
     done ) &
   sampler_pid=$!
-  taskset -c "$loadgen_cpu" "$bench" cable --url "http://127.0.0.1:$port" --labels "$copy/labels.json" \
+  taskset -c "$loadgen_cpu" "$bench" cable --url "$url" "${tls_args[@]}" --labels "$copy/labels.json" \
     --pid "$server_pid" --clients "$clients" --out "$work/cable.json" > "$work/cable.txt" 2>&1 \
     || { status=1; echo "cable run failed: see $work/cable.txt"; }
   kill -0 "$server_pid" 2>/dev/null || { echo "the server died during the cable run"; status=1; }

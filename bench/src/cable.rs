@@ -12,7 +12,8 @@ use crate::db::Conn;
 use crate::http::{form_encode, request, Client};
 use crate::json;
 use crate::login;
-use crate::run::{parse_url, read_labels};
+use crate::run::read_labels;
+use crate::stream::Endpoint;
 use crate::validate;
 use crate::ws::Socket;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use std::time::{Duration, Instant};
 /// Options of `campfire-bench cable`.
 pub struct Options {
     pub url: String,
+    /// The PEM root to trust for an https:// (wss://) URL.
+    pub cacert: Option<PathBuf>,
     pub labels: PathBuf,
     pub db: Option<PathBuf>,
     pub target: Target,
@@ -49,15 +52,16 @@ fn phase(name: &str) {
 
 /// Runs the fan-out workload and prints/writes its report.
 pub fn run(o: &Options) -> Result<(), String> {
-    let (addr, host) = parse_url(&o.url)?;
+    let endpoint = Endpoint::parse(&o.url, o.cacert.as_deref())?;
+    let host = endpoint.host.clone();
     let (labels, password) = read_labels(&o.labels)?;
     let room = labels.watercooler;
     let db_path = o.db.clone().unwrap_or_else(|| o.labels.parent().unwrap_or(Path::new(".")).join("db/production.sqlite3"));
     let db = Conn::open(&db_path.to_string_lossy(), false, true)?;
     let base = audit::baseline(&db, room)?;
     crate::sys::raise_nofile(o.clients as u64 * 2 + 1024);
-    let session = login::sign_in(addr, &host, &labels.email, &password, room)?;
-    let post = contract::post_route(room, &mut Client::new(addr), &host, &session)?;
+    let session = login::sign_in(&endpoint, &labels.email, &password, room)?;
+    let post = contract::post_route(room, &mut Client::new(&endpoint), &host, &session)?;
 
     let mut identifiers = vec![
         format!("{{\"channel\":\"PresenceChannel\",\"room_id\":{room}}}"),
@@ -68,7 +72,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         identifiers.push(format!("{{\"channel\":{},\"signed_stream_name\":{}}}", json::str(channel), json::str(name)));
     }
     let commands: Vec<String> = identifiers.iter().map(|i| format!("{{\"command\":\"subscribe\",\"identifier\":{}}}", json::str(i))).collect();
-    let origin = format!("http://{host}");
+    let origin = endpoint.origin();
     let sh = Tally::default();
     let t0 = Instant::now();
     let sent: Sent = Mutex::new(Vec::new());
@@ -84,7 +88,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         let mut failed = 0usize;
         for i in 0..o.clients {
             let headers = [("cookie", session.jar.as_str()), ("origin", origin.as_str()), ("sec-websocket-protocol", "actioncable-v1-json, actioncable-unsupported")];
-            let sock = Socket::connect(addr, &host, "/cable", &headers, 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1), o.deflate);
+            let sock = Socket::connect(&endpoint, "/cable", &headers, 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1), o.deflate);
             let mut sock = match sock {
                 Ok(s) => s,
                 Err(e) => {
@@ -173,7 +177,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         };
 
         phase("paced");
-        let mut c = Client::new(addr);
+        let mut c = Client::new(&endpoint);
         let mut errors = Vec::new();
         let t = Instant::now();
         for k in 0..o.latency_msgs {
@@ -197,7 +201,7 @@ pub fn run(o: &Options) -> Result<(), String> {
             let hs: Vec<_> = (0..o.posters)
                 .map(|_| {
                     s2.spawn(|| {
-                        let mut c = Client::new(addr);
+                        let mut c = Client::new(&endpoint);
                         let mut errs = Vec::new();
                         while sat_start.elapsed().as_secs_f64() < o.tput_secs {
                             if let Err(e) = post_one(&mut c, true) {

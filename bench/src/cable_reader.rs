@@ -8,7 +8,7 @@ use crate::sys::epoll::Epoll;
 use crate::sys::find_byte;
 use crate::ws::{self, Inflater, Socket};
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -126,7 +126,7 @@ impl Client {
     /// Takes over a connected socket that sent `subs` subscribe commands. The socket is made
     /// non-blocking; bytes already read past the handshake are kept.
     pub fn new(mut socket: Socket, subs: usize) -> Result<Client, String> {
-        socket.stream.set_nonblocking(true).map_err(|e| e.to_string())?;
+        socket.stream.tcp().set_nonblocking(true).map_err(|e| e.to_string())?;
         let rest = std::mem::take(&mut socket.buf);
         let inflater = socket.deflate.take();
         Ok(Client {
@@ -168,7 +168,7 @@ impl Client {
         }
         buf[..keep].copy_from_slice(&self.rest);
         self.rest.clear();
-        let got = match self.socket.stream.read(&mut buf[keep..]) {
+        let got = match self.socket.stream.read_nonblocking(&mut buf[keep..]) {
             Ok(0) => return false,
             Ok(k) => k,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
@@ -301,7 +301,7 @@ pub fn read_loop(clients: &mut [Client], t0: Instant, tally: &Tally) {
     };
     let mut open = 0;
     for (i, c) in clients.iter_mut().enumerate() {
-        if ep.add(c.socket.stream.as_raw_fd(), i as u64).is_ok() {
+        if ep.add(c.socket.stream.tcp().as_raw_fd(), i as u64).is_ok() {
             open += 1;
         } else {
             c.open = false;
@@ -323,7 +323,7 @@ pub fn read_loop(clients: &mut [Client], t0: Instant, tally: &Tally) {
         for &k in &keys {
             let Some(c) = clients.get_mut(k as usize) else { continue };
             if c.open && !c.read_some(&mut sc, t0, &mut n) {
-                ep.remove(c.socket.stream.as_raw_fd());
+                ep.remove(c.socket.stream.tcp().as_raw_fd());
                 c.open = false;
                 open -= 1;
             }

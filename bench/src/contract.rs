@@ -7,7 +7,7 @@ use crate::http::{request, Client};
 use crate::login::Session;
 use crate::seed::escape_html;
 use crate::validate::{longest_token, message_ids, Contract, Kind};
-use std::net::SocketAddr;
+use crate::stream::Endpoint;
 
 /// Every route the harness measures, in its order (writes last).
 pub const ROUTES: [&str; 8] = ["room_show", "messages_page", "sidebar", "search", "avatar", "static_css", "up", "post_message"];
@@ -41,8 +41,9 @@ pub struct Labels {
 }
 
 /// Builds the routes named in `names` (subset of ROUTES) for the signed-in `session`.
-pub fn build(names: &[String], l: &Labels, db: &Conn, addr: SocketAddr, host: &str, s: &Session) -> Result<Vec<Route>, String> {
-    let mut client = Client::new(addr);
+pub fn build(names: &[String], l: &Labels, db: &Conn, endpoint: &Endpoint, s: &Session) -> Result<Vec<Route>, String> {
+    let host = endpoint.host.as_str();
+    let mut client = Client::new(endpoint);
     let mut routes = Vec::new();
     for name in names {
         let (target, kind) = match name.as_str() {

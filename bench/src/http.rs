@@ -1,13 +1,11 @@
-//! A small blocking HTTP/1.1 client for the load generator: one keep-alive connection per client,
-//! TCP_NODELAY, requests written in one call, responses framed by Content-Length, chunked encoding
-//! or connection close. It keeps the body exactly as sent (still content-encoded).
+//! A small blocking HTTP/1.1 client for the load generator: one keep-alive connection per client
+//! (plain or TLS, `stream.rs`), TCP_NODELAY, requests written in one call, responses framed by
+//! Content-Length, chunked encoding or connection close. It keeps the body exactly as sent
+//! (still content-encoded).
 
+use crate::stream::{Endpoint, Stream};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
 
-/// The longest a request may take before it counts as an error (workloads.md §4).
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_HEAD: usize = 64 * 1024;
 
 /// A parsed response.
@@ -44,24 +42,20 @@ impl Response {
 
 /// One client connection.
 pub struct Client {
-    addr: SocketAddr,
-    stream: Option<TcpStream>,
+    endpoint: Endpoint,
+    stream: Option<Stream>,
     buf: Vec<u8>,
 }
 
 impl Client {
-    /// A client for `addr`; it connects lazily on the first request.
-    pub fn new(addr: SocketAddr) -> Client {
-        Client { addr, stream: None, buf: Vec::with_capacity(64 * 1024) }
+    /// A client for `endpoint`; it connects lazily on the first request.
+    pub fn new(endpoint: &Endpoint) -> Client {
+        Client { endpoint: endpoint.clone(), stream: None, buf: Vec::with_capacity(64 * 1024) }
     }
 
-    fn connect(&mut self) -> Result<&mut TcpStream, String> {
+    fn connect(&mut self) -> Result<&mut Stream, String> {
         if self.stream.is_none() {
-            let s = TcpStream::connect_timeout(&self.addr, REQUEST_TIMEOUT).map_err(|e| format!("connect: {e}"))?;
-            s.set_nodelay(true).map_err(|e| format!("nodelay: {e}"))?;
-            s.set_read_timeout(Some(REQUEST_TIMEOUT)).map_err(|e| format!("timeout: {e}"))?;
-            s.set_write_timeout(Some(REQUEST_TIMEOUT)).map_err(|e| format!("timeout: {e}"))?;
-            self.stream = Some(s);
+            self.stream = Some(self.endpoint.connect()?);
             self.buf.clear();
         }
         self.stream.as_mut().ok_or_else(|| "no connection".to_string())
@@ -212,7 +206,7 @@ pub fn request(method: &str, target: &str, host: &str, headers: &[(&str, &str)],
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
+    use std::net::{SocketAddr, TcpListener};
 
     // Serves the given raw responses, one per request read, on one connection.
     fn serve(responses: Vec<&'static [u8]>) -> SocketAddr {
@@ -236,7 +230,7 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
             b"HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         ]);
-        let mut c = Client::new(addr);
+        let mut c = Client::new(&Endpoint::plain(addr, "x"));
         let r = c.send(&request("GET", "/", "x", &[], b"")).unwrap();
         assert_eq!((r.status, r.body.as_slice()), (200, b"hello".as_slice()));
         assert_eq!(r.cookies(), vec![("a".to_string(), "1".to_string())]);
@@ -250,7 +244,7 @@ mod tests {
     #[test]
     fn reports_truncation() {
         let addr = serve(vec![b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"]);
-        let mut c = Client::new(addr);
+        let mut c = Client::new(&Endpoint::plain(addr, "x"));
         assert!(c.send(&request("GET", "/", "x", &[], b"")).unwrap_err().contains("truncated"));
     }
 

@@ -6,7 +6,7 @@ use crate::account::Target;
 use crate::contract::{Captured, Route};
 use crate::http::{form_encode, request, Client, Response};
 use crate::validate;
-use std::net::SocketAddr;
+use crate::stream::Endpoint;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -17,8 +17,7 @@ const REUSE: usize = 8;
 /// Where and as whom to send requests.
 #[derive(Clone)]
 pub struct Env {
-    pub addr: SocketAddr,
-    pub host: String,
+    pub endpoint: Endpoint,
     pub jar: String,
     pub csrf: String,
 }
@@ -145,7 +144,7 @@ pub fn build_request(route: &Route, env: &Env) -> (Vec<u8>, Option<String>) {
         let req = request(
             "POST",
             &route.target,
-            &env.host,
+            &env.endpoint.host,
             &[
                 ("cookie", &env.jar),
                 ("content-type", "application/x-www-form-urlencoded"),
@@ -158,7 +157,7 @@ pub fn build_request(route: &Route, env: &Env) -> (Vec<u8>, Option<String>) {
         );
         (req, Some(text))
     } else {
-        (request("GET", &route.target, &env.host, &[("cookie", &env.jar), ("accept-encoding", "gzip")], b""), None)
+        (request("GET", &route.target, &env.endpoint.host, &[("cookie", &env.jar), ("accept-encoding", "gzip")], b""), None)
     }
 }
 
@@ -256,7 +255,7 @@ pub fn drive(r: &Run) -> Sample {
 // One client's closed loop. With `pace`, at most that many requests per second and no catch-up.
 fn client_loop(route: &Route, env: &Env, duration: Duration, abort: &AtomicBool, strict: bool, pace: Option<f64>) -> Tally {
     let mut t = Tally::default();
-    let mut c = Client::new(env.addr);
+    let mut c = Client::new(&env.endpoint);
     let mut seen = Vec::with_capacity(REUSE);
     // GETs are the same bytes every time; posts need a fresh nonce each.
     let fixed = (route.method != "POST").then(|| build_request(route, env).0);

@@ -3,7 +3,7 @@
 //! CSRF token, Turbo stream sources and asset paths.
 
 use crate::http::{form_encode, request, Client};
-use std::net::SocketAddr;
+use crate::stream::Endpoint;
 
 /// A signed-in user and what was scraped from their pages.
 #[derive(Clone, Debug, Default)]
@@ -19,9 +19,10 @@ pub struct Session {
 }
 
 /// Signs in as `email`/`password` and scrapes `/rooms/<room>` and `/users/me/sidebar`.
-pub fn sign_in(addr: SocketAddr, host: &str, email: &str, password: &str, room: i64) -> Result<Session, String> {
+pub fn sign_in(endpoint: &Endpoint, email: &str, password: &str, room: i64) -> Result<Session, String> {
+    let host = endpoint.host.as_str();
     let mut jar: Vec<(String, String)> = Vec::new();
-    let form = Client::new(addr).send(&request("GET", "/session/new", host, &[], b""))?;
+    let form = Client::new(endpoint).send(&request("GET", "/session/new", host, &[], b""))?;
     merge(&mut jar, form.cookies());
     let csrf = meta_csrf(&String::from_utf8_lossy(&form.body)).unwrap_or_default();
     let body = format!(
@@ -31,7 +32,7 @@ pub fn sign_in(addr: SocketAddr, host: &str, email: &str, password: &str, room: 
         form_encode(&csrf)
     );
     let cookie = jar_string(&jar);
-    let resp = Client::new(addr).send(&request(
+    let resp = Client::new(endpoint).send(&request(
         "POST",
         "/session",
         host,
@@ -44,7 +45,7 @@ pub fn sign_in(addr: SocketAddr, host: &str, email: &str, password: &str, room: 
     }
     merge(&mut jar, new);
     let jar = jar_string(&jar);
-    let mut c = Client::new(addr);
+    let mut c = Client::new(endpoint);
     let mut text = String::new();
     for path in [format!("/rooms/{room}"), "/users/me/sidebar".to_string()] {
         let r = c.send(&request("GET", &path, host, &[("cookie", &jar)], b""))?;

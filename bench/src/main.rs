@@ -25,6 +25,7 @@ mod seed;
 mod seed_c;
 mod seed_scale;
 mod startup;
+mod stream;
 mod sys;
 mod upload;
 mod validate;
@@ -34,16 +35,18 @@ use std::path::PathBuf;
 
 const USAGE: &str = "usage:
   campfire-bench seed --out DIR [--files DIR] [--scale N] [--synthetic-c]
-  campfire-bench run --url URL --labels FILE [--db PATH] [--pid PID[,PID..] | --cgroup PATH]
+  campfire-bench run --url URL [--cacert FILE] --labels FILE [--db PATH] [--pid PID[,PID..] | --cgroup PATH]
                      [--clients 1,16,64] [--secs 8] [--warmup-secs 2] [--rounds 1]
                      [--routes room_show,messages_page,...] [--floor] [--floor-cpu CPUS]
                      [--mixed-write-rate N] [--post-room LABEL] [--out FILE]
   campfire-bench overload (same options; clients default 64,256,1024; failures are counted, not fatal)
-  campfire-bench cable --url URL --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
+  campfire-bench cable --url URL [--cacert FILE] --labels FILE [--pid PID | --cgroup PATH] [--clients 100] [--readers 2]
                      [--latency-msgs 30] [--interval-ms 200] [--posters 4] [--tput-secs 15]
                      [--hold-secs 0] [--deflate 1] [--out FILE]
-  campfire-bench upload --url URL --labels FILE [--reps 5] [--file black_hole.jpg]
-  campfire-bench startup --server CMD --port PORT [--runs 20]";
+  campfire-bench upload --url URL [--cacert FILE] --labels FILE [--reps 5] [--file black_hole.jpg]
+  campfire-bench startup --server CMD --port PORT [--runs 20]
+URL is http://HOST:PORT or https://HOST:PORT (cable: ws:// or wss:// accordingly); https needs
+--cacert, the PEM root the server's certificate chains to.";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,6 +57,7 @@ fn main() {
         Some("cable") => cmd_cable(&args[1..]),
         Some("upload") => upload::run(&upload::Options {
             url: opt(&args, "--url").unwrap_or_default(),
+            cacert: opt(&args, "--cacert").map(PathBuf::from),
             labels: PathBuf::from(opt(&args, "--labels").unwrap_or_default()),
             file: opt(&args, "--file").map(PathBuf::from),
             reps: number(&args, "--reps", 5.0).unwrap_or(5.0).max(1.0) as usize,
@@ -109,6 +113,7 @@ fn number(args: &[String], name: &str, default: f64) -> Result<f64, String> {
 fn cmd_cable(args: &[String]) -> Result<(), String> {
     let o = cable::Options {
         url: opt(args, "--url").ok_or("cable needs --url")?,
+        cacert: opt(args, "--cacert").map(PathBuf::from),
         labels: PathBuf::from(opt(args, "--labels").ok_or("cable needs --labels FILE")?),
         db: opt(args, "--db").map(PathBuf::from),
         target: target(args)?,
@@ -144,6 +149,7 @@ fn cmd_run(args: &[String], overload: bool) -> Result<(), String> {
     }
     let o = run::Options {
         url: opt(args, "--url").ok_or("run needs --url")?,
+        cacert: opt(args, "--cacert").map(PathBuf::from),
         labels: PathBuf::from(opt(args, "--labels").ok_or("run needs --labels FILE")?),
         db: opt(args, "--db").map(PathBuf::from),
         target,

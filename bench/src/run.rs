@@ -11,13 +11,15 @@ use crate::json::{self, Scalar};
 use crate::load::{self, Env, Run, Sample};
 use crate::login;
 use crate::report;
-use std::net::{SocketAddr, ToSocketAddrs};
+use crate::stream::Endpoint;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Options of `campfire-bench run`.
 pub struct Options {
     pub url: String,
+    /// The PEM root to trust for an https:// URL.
+    pub cacert: Option<PathBuf>,
     pub labels: PathBuf,
     pub db: Option<PathBuf>,
     pub target: Target,
@@ -53,15 +55,6 @@ pub struct Outcome {
     pub peak_rss_kib: Option<u64>,
 }
 
-/// Parses `http://host:port` into a socket address and the Host header value.
-pub fn parse_url(url: &str) -> Result<(SocketAddr, String), String> {
-    let rest = url.strip_prefix("http://").ok_or("only http:// URLs are supported")?;
-    let host = rest.split('/').next().unwrap_or("");
-    let hostport = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
-    let addr = hostport.to_socket_addrs().map_err(|e| format!("{host}: {e}"))?.next().ok_or("no address")?;
-    Ok((addr, host.to_string()))
-}
-
 /// The number labelled `key` in the labels file.
 pub fn label_num(path: &Path, key: &str) -> Result<i64, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -92,7 +85,7 @@ pub fn read_labels(path: &Path) -> Result<(Labels, String), String> {
 /// Runs the benchmark and prints/writes its report. Fails on any invalid response (unless
 /// tolerating) or a failed write audit.
 pub fn run(o: &Options) -> Result<Outcome, String> {
-    let (addr, host) = parse_url(&o.url)?;
+    let endpoint = Endpoint::parse(&o.url, o.cacert.as_deref())?;
     let (mut labels, password) = read_labels(&o.labels)?;
     if let Some(key) = &o.post_room {
         labels.hq = label_num(&o.labels, key)?;
@@ -103,13 +96,13 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
     crate::sys::raise_nofile(65536);
     let idle_rss_kib = o.target.rss_kib();
 
-    let session = login::sign_in(addr, &host, &labels.email, &password, labels.watercooler)?;
+    let session = login::sign_in(&endpoint, &labels.email, &password, labels.watercooler)?;
     let mut names = o.routes.clone();
     if o.mixed_write_rate.is_some() && !names.iter().any(|n| n == "post_message") {
         names.push("post_message".into());
     }
-    let routes = contract::build(&names, &labels, &db, addr, &host, &session)?;
-    let env = Env { addr, host: host.clone(), jar: session.jar.clone(), csrf: session.csrf.clone() };
+    let routes = contract::build(&names, &labels, &db, &endpoint, &session)?;
+    let env = Env { endpoint: endpoint.clone(), jar: session.jar.clone(), csrf: session.csrf.clone() };
     let post_route = routes.iter().find(|r| r.name == "post_message").cloned();
     let measured: Vec<&Route> = routes
         .iter()
@@ -139,7 +132,7 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
                     }
                 }
                 let nginx = floor::start(&froutes, &floor_dir, o.floor_cpu.as_deref())?;
-                let fenv = Env { addr: nginx.addr, ..env.clone() };
+                let fenv = Env { endpoint: endpoint.with_plain_addr(nginx.addr), ..env.clone() };
                 let target = Target::Pids(nginx.pids.clone());
                 for fr in froutes.iter().filter(|r| !r.captured.wire.is_empty()) {
                     let fr = floor::floor_route(fr);

@@ -5,6 +5,7 @@
 //! with SIGTERM once answered. The clock starts just before the spawn, so fork and exec count.
 
 use crate::http::{request, Client};
+use crate::stream::Endpoint;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -58,5 +59,5 @@ pub fn run(o: &Options) -> Result<(), String> {
 
 /// One `GET /up` on a new connection (refused at once while nothing listens): true on a 200.
 fn up(addr: SocketAddr) -> bool {
-    Client::new(addr).send(&request("GET", "/up", "127.0.0.1", &[], b"")).is_ok_and(|r| r.status == 200)
+    Client::new(&Endpoint::plain(addr, "127.0.0.1")).send(&request("GET", "/up", "127.0.0.1", &[], b"")).is_ok_and(|r| r.status == 200)
 }

@@ -7,12 +7,15 @@
 
 use crate::http::{request, Client};
 use crate::login;
-use crate::run::{parse_url, read_labels};
+use crate::run::read_labels;
+use crate::stream::Endpoint;
 use std::path::PathBuf;
 use std::time::Instant;
 
 pub struct Options {
     pub url: String,
+    /// The PEM root to trust for an https:// URL.
+    pub cacert: Option<PathBuf>,
     pub labels: PathBuf,
     /// The file to upload; the seed's stand-in `black_hole.jpg` when None.
     pub file: Option<PathBuf>,
@@ -23,14 +26,15 @@ const BOUNDARY: &str = "----campfireBenchUpload5e7f";
 
 /// Runs the workload and prints one line per repetition plus the median.
 pub fn run(o: &Options) -> Result<(), String> {
-    let (addr, host) = parse_url(&o.url)?;
+    let endpoint = Endpoint::parse(&o.url, o.cacert.as_deref())?;
+    let host = endpoint.host.clone();
     let (labels, password) = read_labels(&o.labels)?;
     let data = match &o.file {
         Some(p) => std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?,
         None => crate::media::stand_in("black_hole.jpg").ok_or("no stand-in black_hole.jpg")?,
     };
-    let session = login::sign_in(addr, &host, &labels.email, &password, labels.watercooler)?;
-    let mut c = Client::new(addr);
+    let session = login::sign_in(&endpoint, &labels.email, &password, labels.watercooler)?;
+    let mut c = Client::new(&endpoint);
     let mut totals = Vec::new();
     println!("upload: {} bytes of black_hole.jpg, {} repetitions", data.len(), o.reps);
     for rep in 0..o.reps {

@@ -7,15 +7,15 @@
 use crate::digest::{base64, sha1};
 use miniz_oxide::inflate::stream::{inflate, InflateState};
 use miniz_oxide::{DataFormat, MZFlush};
+use crate::stream::{Endpoint, Stream};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::TcpStream;
 
 const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// An open WebSocket.
 pub struct Socket {
-    pub stream: TcpStream,
+    pub stream: Stream,
     /// Bytes that arrived after the handshake's head (the start of the first frames).
     pub buf: Vec<u8>,
     mask_state: u32,
@@ -33,12 +33,12 @@ pub struct Inflater {
 }
 
 impl Socket {
-    /// Connects to `addr` and upgrades `path` with the given extra headers (Cookie, Origin, protocol);
-    /// with `deflate`, offers permessage-deflate and uses it if the server accepts.
-    pub fn connect(addr: SocketAddr, host: &str, path: &str, headers: &[(&str, &str)], seed: u64, deflate: bool) -> Result<Socket, String> {
-        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(30)).map_err(|e| format!("connect: {e}"))?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
-        stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
+    /// Connects to `endpoint` (ws:// or wss://) and upgrades `path` with the given extra headers
+    /// (Cookie, Origin, protocol); with `deflate`, offers permessage-deflate and uses it if the
+    /// server accepts.
+    pub fn connect(endpoint: &Endpoint, path: &str, headers: &[(&str, &str)], seed: u64, deflate: bool) -> Result<Socket, String> {
+        let mut stream = endpoint.connect()?;
+        let host = &endpoint.host;
         let key_bytes: Vec<u8> = (0..16).map(|i| (seed.rotate_left(i * 4) as u8) ^ (i as u8).wrapping_mul(151)).collect();
         let key = base64(&key_bytes, false, true);
         let mut req = format!(
@@ -91,6 +91,7 @@ impl Socket {
             None => None,
         };
         buf.drain(..end + 4);
+        stream.take_buffered(&mut buf).map_err(|e| format!("handshake read: {e}"))?;
         Ok(Socket { stream, buf, mask_state: (seed as u32) | 1, deflate })
     }
 
@@ -125,7 +126,7 @@ impl Socket {
 
     /// A second handle on the same socket (to shut it down from another thread).
     pub fn try_clone_stream(&self) -> Option<TcpStream> {
-        self.stream.try_clone().ok()
+        self.stream.tcp().try_clone().ok()
     }
 }
 
@@ -141,7 +142,7 @@ impl Inflater {
 impl Socket {
     /// A socket over an already connected stream, for tests of what reads it.
     pub fn test_from_stream(stream: TcpStream) -> Socket {
-        Socket { stream, buf: Vec::new(), mask_state: 1, deflate: None }
+        Socket { stream: Stream::Plain(stream), buf: Vec::new(), mask_state: 1, deflate: None }
     }
 }
 
