@@ -59,6 +59,9 @@ pub(super) struct Conn {
     pub out_since: u64,
     /// When this connection times out (ms, monotonic; u64::MAX = never).
     pub deadline: u64,
+    /// What this connection adds to the process's count of held bytes (`held` when the loop
+    /// last looked; CAMPFIRE_OUT_BUDGET).
+    pub counted: usize,
 }
 
 /// What a connection is doing beside reading and writing bytes.
@@ -97,6 +100,7 @@ impl Conn {
             partial_since: 0,
             out_since: 0,
             deadline: u64::MAX,
+            counted: 0,
         }
     }
 
@@ -156,6 +160,16 @@ impl Conn {
     /// Bytes waiting to be sent.
     pub fn unsent(&self) -> usize {
         self.out.len() - self.out_pos + self.socket().map_or(0, |w| w.queue.unsent())
+    }
+
+    /// Bytes pinned for a client that is not taking its output: while the socket is full, the
+    /// unsent output and the input buffer the connection stopped reading into. A socket whose
+    /// frames merely wait for this turn's flush holds nothing yet.
+    pub fn held(&self) -> usize {
+        if self.writable || !self.pending_out() {
+            return 0;
+        }
+        self.unsent() + self.buf.len()
     }
 
     pub fn has_input(&self) -> bool {
