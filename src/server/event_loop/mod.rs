@@ -62,8 +62,9 @@ const OUT_LOW_WATER: usize = 16 * 1024;
 const PROGRESS_MS: u64 = 1_000;
 /// How long a closing connection's unread input is discarded before the socket is closed.
 const LINGER_MS: u64 = 2_000;
-/// Output buffers above this are freed once flushed.
-const OUT_KEEP: usize = 64 * 1024;
+/// Output buffers above this are freed once flushed: an idle keep-alive connection must not
+/// keep the capacity a blocked response once needed (64 KiB each for a thousand clients).
+const OUT_KEEP: usize = 4 * 1024;
 const EVENTS: usize = 256;
 const ACCEPTS_PER_WAKE: usize = 64;
 const SWEEP_GAP_MS: u64 = 50;
