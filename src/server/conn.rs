@@ -37,7 +37,8 @@ pub(super) struct Conn {
     pub end: usize,
     pub out: Vec<u8>,
     pub out_pos: usize,
-    /// A static or shared body whose bytes from `tail_pos` on follow `out[out_pos..]`.
+    /// A static or shared body whose bytes from `tail_pos` on follow `out[out_pos..]` (None
+    /// once they are all sent).
     pub tail: Option<Kept>,
     pub tail_pos: usize,
     /// Edge-triggered readiness we have not used up yet.
@@ -161,7 +162,18 @@ impl Conn {
 
     /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len() || self.tail_left() > 0 || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+        // A tail is dropped once sent, so its presence means bytes left.
+        self.out_pos < self.out.len() || self.tail.is_some() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+    }
+
+    /// More than `low` bytes wait, or TLS records do: read and parse nothing more for now.
+    /// (Checked before every request: the common case, nothing queued, costs a few compares.)
+    pub fn over_low_water(&self, low: usize) -> bool {
+        let queued = self.out.len() - self.out_pos;
+        if queued == 0 && self.tail.is_none() && self.session.is_none() && !self.is_socket() {
+            return false;
+        }
+        self.unsent() > low || self.tls_pending()
     }
 
     /// Bytes of `tail` not sent yet.

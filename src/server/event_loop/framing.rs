@@ -145,7 +145,6 @@ impl<H: Handler> Loop<H> {
             // Its EPOLLOUT edge flushes it; meanwhile the stall clock runs, and what it holds
             // counts against the budget.
             self.update_deadline(idx);
-            self.account(idx);
         } else if !f.dirty {
             f.dirty = true;
             self.dirty.push_back(tok);

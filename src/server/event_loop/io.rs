@@ -106,8 +106,9 @@ impl<H: Handler> Loop<H> {
 /// the body of `res` and that is static or shared (a cached page, an embedded asset), copied
 /// otherwise. (The reference is taken only then: a response sent whole costs no refcount.)
 pub(super) fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], res: Option<&Response>, now: u64) {
-    if c.pending_out() || !c.writable {
-        if !c.pending_out() {
+    let pending = c.pending_out();
+    if pending || !c.writable {
+        if !pending {
             c.out_since = now;
         }
         // What follows a kept tail must come after it: copy the tail's rest (at most about
@@ -219,7 +220,7 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     c.out_pos = 0;
     c.tail = None;
     c.tail_pos = 0;
-    if c.out.capacity() > OUT_KEEP {
+    if c.out.capacity() > CONN_OUT_KEEP {
         c.out = Vec::new();
     }
     let Conn { fd, session, mode, .. } = c;

@@ -62,9 +62,12 @@ const OUT_LOW_WATER: usize = 16 * 1024;
 const PROGRESS_MS: u64 = 1_000;
 /// How long a closing connection's unread input is discarded before the socket is closed.
 const LINGER_MS: u64 = 2_000;
-/// Output buffers above this are freed once flushed: an idle keep-alive connection must not
-/// keep the capacity a blocked response once needed (64 KiB each for a thousand clients).
-const OUT_KEEP: usize = 4 * 1024;
+/// The loop's own reused buffers (a socket handler's frames, a reassembled message) above this
+/// are freed after use.
+const OUT_KEEP: usize = 64 * 1024;
+/// A connection's output buffer above this is freed once flushed: an idle keep-alive connection
+/// must not keep the capacity a blocked response once needed (up to 64 KiB each before).
+const CONN_OUT_KEEP: usize = 4 * 1024;
 const EVENTS: usize = 256;
 const ACCEPTS_PER_WAKE: usize = 64;
 const SWEEP_GAP_MS: u64 = 50;
@@ -480,7 +483,7 @@ impl<H: Handler> Loop<H> {
                 continue;
             }
             if c.is_socket() {
-                if c.unsent() > OUT_LOW_WATER {
+                if c.over_low_water(OUT_LOW_WATER) {
                     // A client that sends commands but does not read the replies waits (and
                     // is dropped by the stall timeout if it never reads).
                     break;
@@ -500,7 +503,7 @@ impl<H: Handler> Loop<H> {
                 }
                 break;
             }
-            if c.is_parked() || c.unsent() > OUT_LOW_WATER || c.tls_pending() {
+            if c.is_parked() || c.over_low_water(OUT_LOW_WATER) {
                 break;
             }
             match self.next_request(idx) {
@@ -528,18 +531,12 @@ impl<H: Handler> Loop<H> {
         }
         self.release_buffer(idx);
         self.update_deadline(idx);
-        self.account(idx);
     }
 
-    /// Brings the process's count of held bytes up to date with connection `idx`; when its
-    /// growth takes the count over the budget, sheds.
-    fn account(&mut self, idx: usize) {
-        let Some(c) = self.conn_mut(idx) else { return };
-        let (now, before) = (c.held(), c.counted);
-        if now == before {
-            return;
-        }
-        c.counted = now;
+    /// Brings the process's count of held bytes up to date with a connection that now holds
+    /// `now` and was counted for `before`; when its growth takes the count over the budget,
+    /// sheds. (`update_deadline` calls it whenever the two differ.)
+    fn account(&mut self, now: usize, before: usize) {
         if now < before {
             self.held.fetch_sub(before - now, Ordering::Relaxed);
             return;
@@ -638,6 +635,7 @@ impl<H: Handler> Loop<H> {
         }
     }
 
+    /// Sets connection `idx`'s deadline from its state, and accounts what it holds.
     fn update_deadline(&mut self, idx: usize) {
         let (now, req, idle, stall) = (self.now, self.request_timeout_ms, self.idle_timeout_ms, self.ws.write_stall_ms);
         let Some(c) = self.conn_mut(idx) else { return };
@@ -660,8 +658,15 @@ impl<H: Handler> Loop<H> {
             now + idle
         };
         let d = c.deadline;
+        let (held, counted) = (c.held(), c.counted);
+        if held != counted {
+            c.counted = held;
+        }
         if d < self.next_sweep {
             self.next_sweep = d.max(self.now + SWEEP_GAP_MS);
+        }
+        if held != counted {
+            self.account(held, counted);
         }
     }
 
