@@ -259,6 +259,8 @@ mod tests {
         assert!(c.log && c.loops >= 1 && c.loops <= 4);
         let c = cfg(&[("PORT", "8080"), ("CAMPFIRE_LOG", "0"), ("CAMPFIRE_MAX_URL", "100"), ("CAMPFIRE_LOOPS", "8")]).unwrap();
         assert_eq!((c.port, c.log, c.limits.max_url, c.loops), (8080, false, 100, 8));
+        assert_eq!(cfg(&[]).unwrap().out_budget, OUT_BUDGET);
+        assert_eq!(cfg(&[("CAMPFIRE_OUT_BUDGET", "1048576")]).unwrap().out_budget, 1 << 20);
     }
 
     #[test]
@@ -276,7 +278,8 @@ mod tests {
     #[test]
     fn malformed_values_are_errors() {
         for bad in [("PORT", "x"), ("PORT", "70000"), ("CAMPFIRE_LOOPS", "0"), ("CAMPFIRE_LOG", "maybe"),
-            ("SECRET_KEY_BASE", " "), ("CAMPFIRE_MAX_HEADERS", "500"), ("DATABASE_PATH", "")] {
+            ("SECRET_KEY_BASE", " "), ("CAMPFIRE_MAX_HEADERS", "500"), ("DATABASE_PATH", ""),
+            ("CAMPFIRE_OUT_BUDGET", "1000"), ("CAMPFIRE_OUT_BUDGET", "4M")] {
             let e = cfg(&[bad]).unwrap_err();
             assert!(e.contains(bad.0), "{e}");
         }
