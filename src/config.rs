@@ -9,7 +9,7 @@
 //! | SECRET_KEY_BASE | generated once into STORAGE_PATH/secret_key_base | Rails' secret |
 //! | CAMPFIRE_LOOPS | usable cores, at most 4 | event-loop threads |
 //! | CAMPFIRE_LOG | 1 | 0 turns the access log off |
-//! | CAMPFIRE_MAX_* , *_TIMEOUT_MS | http::limits, below | see README.md |
+//! | CAMPFIRE_MAX_* , *_TIMEOUT_MS, CAMPFIRE_OUT_BUDGET | http::limits, below | see README.md |
 //! | CAMPFIRE_TRUSTED_PROXIES | Rails' list; none with SSL_DOMAIN | peers whose forwarding headers are believed |
 //! | CAMPFIRE_WS_* , CAMPFIRE_CABLE_MAX_SUBSCRIPTIONS | `WsLimits` | see README.md |
 //! | SSL_DOMAIN, TLS_*, HTTP(S)_PORT, ACME_* | HTTPS off | `tls::settings` |
@@ -24,6 +24,12 @@ pub const IDLE_TIMEOUT_MS: u64 = 30_000;
 pub const DRAIN_TIMEOUT_MS: u64 = 10_000;
 /// Connections one loop holds before it answers new ones with 503 + Retry-After.
 pub const MAX_CONNECTIONS: usize = 8192;
+/// Output the whole process may hold for clients that are not reading it (every loop's HTTP
+/// responses and WebSocket queues blocked on a full socket, with the input those connections
+/// stopped reading into): beyond it the connections holding the most are dropped. Sized for the
+/// 15 MB container: an idle server is ~5 MB resident, which leaves room for this, the page
+/// cache's share and the fragment cache.
+pub const OUT_BUDGET: usize = 4 * 1024 * 1024;
 /// Unsent bytes a WebSocket may accumulate before it is dropped as a slow consumer.
 pub const WS_OUT_MAX: usize = 1024 * 1024;
 /// How long a WebSocket's queued output may make no progress before the socket is dropped.
@@ -67,6 +73,8 @@ pub struct Config {
     pub drain_timeout_ms: u64,
     /// Per loop.
     pub max_connections: usize,
+    /// For the whole process (`OUT_BUDGET`).
+    pub out_budget: usize,
     pub ws: WsLimits,
     /// Peers whose `X-Forwarded-*`, `Forwarded` and `Client-Ip` headers are believed.
     pub trusted_proxies: TrustedProxies,
@@ -120,6 +128,7 @@ impl Config {
             idle_timeout_ms: num(&get, "CAMPFIRE_IDLE_TIMEOUT_MS", IDLE_TIMEOUT_MS as usize, 100, 86_400_000)? as u64,
             drain_timeout_ms: num(&get, "CAMPFIRE_DRAIN_TIMEOUT_MS", DRAIN_TIMEOUT_MS as usize, 0, 3_600_000)? as u64,
             max_connections: num(&get, "CAMPFIRE_MAX_CONNECTIONS", MAX_CONNECTIONS, 1, 1 << 20)?,
+            out_budget: num(&get, "CAMPFIRE_OUT_BUDGET", OUT_BUDGET, 64 * 1024, 1 << 40)?,
             ws: WsLimits {
                 max_message: num(&get, "CAMPFIRE_WS_MAX_MESSAGE", crate::http::websocket::MAX_MESSAGE, 1024, 1 << 26)?,
                 out_max: num(&get, "CAMPFIRE_WS_OUT_MAX", WS_OUT_MAX, 64 * 1024, 1 << 30)?,
@@ -169,6 +178,7 @@ impl std::fmt::Debug for Config {
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("drain_timeout_ms", &self.drain_timeout_ms)
             .field("max_connections", &self.max_connections)
+            .field("out_budget", &self.out_budget)
             .field("ws", &self.ws)
             .field("trusted_proxies", &self.trusted_proxies)
             .field("test_routes", &self.test_routes)
@@ -249,6 +259,8 @@ mod tests {
         assert!(c.log && c.loops >= 1 && c.loops <= 4);
         let c = cfg(&[("PORT", "8080"), ("CAMPFIRE_LOG", "0"), ("CAMPFIRE_MAX_URL", "100"), ("CAMPFIRE_LOOPS", "8")]).unwrap();
         assert_eq!((c.port, c.log, c.limits.max_url, c.loops), (8080, false, 100, 8));
+        assert_eq!(cfg(&[]).unwrap().out_budget, OUT_BUDGET);
+        assert_eq!(cfg(&[("CAMPFIRE_OUT_BUDGET", "1048576")]).unwrap().out_budget, 1 << 20);
     }
 
     #[test]
@@ -266,7 +278,8 @@ mod tests {
     #[test]
     fn malformed_values_are_errors() {
         for bad in [("PORT", "x"), ("PORT", "70000"), ("CAMPFIRE_LOOPS", "0"), ("CAMPFIRE_LOG", "maybe"),
-            ("SECRET_KEY_BASE", " "), ("CAMPFIRE_MAX_HEADERS", "500"), ("DATABASE_PATH", "")] {
+            ("SECRET_KEY_BASE", " "), ("CAMPFIRE_MAX_HEADERS", "500"), ("DATABASE_PATH", ""),
+            ("CAMPFIRE_OUT_BUDGET", "1000"), ("CAMPFIRE_OUT_BUDGET", "4M")] {
             let e = cfg(&[bad]).unwrap_err();
             assert!(e.contains(bad.0), "{e}");
         }

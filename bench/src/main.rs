@@ -12,6 +12,7 @@ mod crc32;
 mod db;
 mod digest;
 mod floor;
+mod flood;
 mod gzip;
 mod http;
 mod json;
@@ -45,8 +46,10 @@ const USAGE: &str = "usage:
                      [--hold-secs 0] [--deflate 1] [--out FILE]
   campfire-bench upload --url URL [--cacert FILE] --labels FILE [--reps 5] [--file black_hole.jpg]
   campfire-bench startup --server CMD --port PORT [--runs 20]
+  campfire-bench flood --url URL --labels FILE [--pid PID] [--conns 1000] [--pipeline 50]
+                     [--hold-secs 5] [--probe-ms 10] [--gzip]
 URL is http://HOST:PORT or https://HOST:PORT (cable: ws:// or wss:// accordingly); https needs
---cacert, the PEM root the server's certificate chains to.";
+--cacert, the PEM root the server's certificate chains to (flood: http:// only).";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +64,16 @@ fn main() {
             labels: PathBuf::from(opt(&args, "--labels").unwrap_or_default()),
             file: opt(&args, "--file").map(PathBuf::from),
             reps: number(&args, "--reps", 5.0).unwrap_or(5.0).max(1.0) as usize,
+        }),
+        Some("flood") => flood::run(&flood::Options {
+            url: opt(&args, "--url").unwrap_or_default(),
+            labels: PathBuf::from(opt(&args, "--labels").unwrap_or_default()),
+            pid: opt(&args, "--pid").and_then(|p| p.parse().ok()),
+            conns: number(&args, "--conns", 1000.0).unwrap_or(1000.0).max(1.0) as usize,
+            pipeline: number(&args, "--pipeline", 50.0).unwrap_or(50.0).max(1.0) as usize,
+            hold_secs: number(&args, "--hold-secs", 5.0).unwrap_or(5.0).max(0.0),
+            probe_ms: number(&args, "--probe-ms", 10.0).unwrap_or(10.0).max(1.0) as u64,
+            gzip: flag(&args, "--gzip"),
         }),
         Some("startup") => match (opt(&args, "--server"), opt(&args, "--port").and_then(|p| p.parse().ok())) {
             (Some(server), Some(port)) => {

@@ -13,6 +13,23 @@ enum Body {
     Shared(Arc<[u8]>),
 }
 
+/// A body that outlives its response without a copy: what a connection keeps of a cached page
+/// or an embedded asset its client has not taken yet costs a reference.
+#[derive(Clone)]
+pub enum Kept {
+    Static(&'static [u8]),
+    Shared(Arc<[u8]>),
+}
+
+impl Kept {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Kept::Static(b) => b,
+            Kept::Shared(b) => b,
+        }
+    }
+}
+
 pub struct Response {
     status: u16,
     headers: Vec<u8>,
@@ -111,6 +128,15 @@ impl Response {
             Body::Owned => &self.body,
             Body::Static(b) => b,
             Body::Shared(b) => b,
+        }
+    }
+
+    /// The body as a reference the connection may keep, when it is static or shared.
+    pub fn kept_body(&self) -> Option<Kept> {
+        match &self.kind {
+            Body::Owned => None,
+            Body::Static(b) => Some(Kept::Static(b)),
+            Body::Shared(b) => Some(Kept::Shared(b.clone())),
         }
     }
 

@@ -3,11 +3,13 @@
 //! Input: `buf[start..end]` holds bytes read but not yet consumed. An idle connection holds no
 //! buffer at all (the loop lends it one for each read and takes it back when everything was
 //! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
-//! Output: `out[out_pos..]` holds response bytes the socket would not take yet; a WebSocket's
+//! Output: `out[out_pos..]` holds response bytes the socket would not take yet, then `tail`
+//! from `tail_pos` (the rest of a cached or embedded body, kept by reference); a WebSocket's
 //! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`).
 
 use super::websocket::SocketState;
 use crate::http::spool::Spool;
+use crate::http::response::Kept;
 use crate::http::Method;
 use crate::sys::Fd;
 use std::net::IpAddr;
@@ -35,6 +37,10 @@ pub(super) struct Conn {
     pub end: usize,
     pub out: Vec<u8>,
     pub out_pos: usize,
+    /// A static or shared body whose bytes from `tail_pos` on follow `out[out_pos..]` (None
+    /// once they are all sent).
+    pub tail: Option<Kept>,
+    pub tail_pos: usize,
     /// Edge-triggered readiness we have not used up yet.
     pub readable: bool,
     pub writable: bool,
@@ -59,6 +65,9 @@ pub(super) struct Conn {
     pub out_since: u64,
     /// When this connection times out (ms, monotonic; u64::MAX = never).
     pub deadline: u64,
+    /// What this connection adds to the process's count of held bytes (`held` when the loop
+    /// last looked; CAMPFIRE_OUT_BUDGET).
+    pub counted: usize,
 }
 
 /// What a connection is doing beside reading and writing bytes.
@@ -85,6 +94,8 @@ impl Conn {
             end: 0,
             out: Vec::new(),
             out_pos: 0,
+            tail: None,
+            tail_pos: 0,
             readable: false,
             writable: true,
             eof: false,
@@ -97,6 +108,7 @@ impl Conn {
             partial_since: 0,
             out_since: 0,
             deadline: u64::MAX,
+            counted: 0,
         }
     }
 
@@ -150,12 +162,38 @@ impl Conn {
 
     /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+        // A tail is dropped once sent, so its presence means bytes left.
+        self.out_pos < self.out.len() || self.tail.is_some() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+    }
+
+    /// More than `low` bytes wait, or TLS records do: read and parse nothing more for now.
+    /// (Checked before every request: the common case, nothing queued, costs a few compares.)
+    pub fn over_low_water(&self, low: usize) -> bool {
+        let queued = self.out.len() - self.out_pos;
+        if queued == 0 && self.tail.is_none() && self.session.is_none() && !self.is_socket() {
+            return false;
+        }
+        self.unsent() > low || self.tls_pending()
+    }
+
+    /// Bytes of `tail` not sent yet.
+    pub fn tail_left(&self) -> usize {
+        self.tail.as_ref().map_or(0, |t| t.bytes().len() - self.tail_pos)
     }
 
     /// Bytes waiting to be sent.
     pub fn unsent(&self) -> usize {
-        self.out.len() - self.out_pos + self.socket().map_or(0, |w| w.queue.unsent())
+        self.out.len() - self.out_pos + self.tail_left() + self.socket().map_or(0, |w| w.queue.unsent())
+    }
+
+    /// Bytes pinned for a client that is not taking its output: while the socket is full, the
+    /// unsent output and the input buffer the connection stopped reading into. A socket whose
+    /// frames merely wait for this turn's flush holds nothing yet.
+    pub fn held(&self) -> usize {
+        if self.writable || !self.pending_out() {
+            return 0;
+        }
+        self.unsent() + self.buf.len()
     }
 
     pub fn has_input(&self) -> bool {

@@ -186,8 +186,10 @@ pub fn serve<H: Handler>(
     let stop = Arc::new(Stop::new());
     let mut loops = Vec::new();
     let server_config = tls.map(|t| t.config.clone());
+    // Every loop counts the output its blocked connections hold here (CAMPFIRE_OUT_BUDGET).
+    let held = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for (i, listener) in listeners.into_iter().enumerate() {
-        let lp = event_loop::Setup::new(i, listener, cfg, server_config.clone())?;
+        let lp = event_loop::Setup::new(i, listener, cfg, server_config.clone(), held.clone())?;
         if let Ok(mut bells) = stop.bells.lock() {
             bells.push(lp.bell());
         }
@@ -196,7 +198,7 @@ pub fn serve<H: Handler>(
     let redirect = match tls {
         Some(t) => {
             let listener = sys::net::listen(t.settings.http_port, backlog)?;
-            let lp = event_loop::Setup::<Redirect>::new(loops.len(), listener, cfg, None)?;
+            let lp = event_loop::Setup::<Redirect>::new(loops.len(), listener, cfg, None, held.clone())?;
             if let Ok(mut bells) = stop.bells.lock() {
                 bells.push(lp.bell());
             }

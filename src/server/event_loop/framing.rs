@@ -142,7 +142,8 @@ impl<H: Handler> Loop<H> {
             self.backlogged = true;
         }
         if !writable {
-            // Its EPOLLOUT edge flushes it; meanwhile the stall clock runs.
+            // Its EPOLLOUT edge flushes it; meanwhile the stall clock runs, and what it holds
+            // counts against the budget.
             self.update_deadline(idx);
         } else if !f.dirty {
             f.dirty = true;

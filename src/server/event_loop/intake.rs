@@ -151,7 +151,7 @@ impl<H: Handler> Loop<H> {
         if let Some(c) = self.conn_mut(idx) {
             if expect && !c.continue_sent {
                 c.continue_sent = true;
-                queue_out(c, CONTINUE, b"", now);
+                queue_out(c, CONTINUE, b"", None, now);
             }
         }
         Next::NeedMore
@@ -252,8 +252,8 @@ pub(super) fn dispatch_dechunked<H: Handler>(
 pub(super) fn respond(c: &mut Conn, res: &Response, head: &mut Vec<u8>, head_only: bool, http10: bool, keep_alive: bool, now: u64) {
     head.clear();
     res.write_head(head, http10, keep_alive);
-    let body = if head_only || bodiless(res.code()) { &b""[..] } else { res.body_bytes() };
-    queue_out(c, head, body, now);
+    let (body, of) = if head_only || bodiless(res.code()) { (&b""[..], None) } else { (res.body_bytes(), Some(res)) };
+    queue_out(c, head, body, of, now);
     if !keep_alive {
         c.close_after = true;
     }

@@ -102,14 +102,23 @@ impl<H: Handler> Loop<H> {
 }
 
 /// Writes `a` then `b` with one writev when nothing is queued before them; whatever the socket
-/// does not take is copied to the connection's output buffer.
-pub(super) fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
-    if c.pending_out() || !c.writable {
-        if !c.pending_out() {
+/// does not take waits in the connection: `a`'s rest copied, `b`'s kept by reference when it is
+/// the body of `res` and that is static or shared (a cached page, an embedded asset), copied
+/// otherwise. (The reference is taken only then: a response sent whole costs no refcount.)
+pub(super) fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], res: Option<&Response>, now: u64) {
+    let pending = c.pending_out();
+    if pending || !c.writable {
+        if !pending {
             c.out_since = now;
         }
+        // What follows a kept tail must come after it: copy the tail's rest (at most about
+        // OUT_LOW_WATER: no request is parsed above that) into `out` first.
+        if let Some(t) = c.tail.take() {
+            c.out.extend_from_slice(&t.bytes()[c.tail_pos..]);
+            c.tail_pos = 0;
+        }
         c.out.extend_from_slice(a);
-        c.out.extend_from_slice(b);
+        keep_rest(c, b, 0, res);
         return;
     }
     let total = a.len() + b.len();
@@ -126,10 +135,23 @@ pub(super) fn queue_out(c: &mut Conn, a: &[u8], b: &[u8], now: u64) {
         c.out_since = now;
         if n < a.len() {
             c.out.extend_from_slice(&a[n..]);
-            c.out.extend_from_slice(b);
+            keep_rest(c, b, 0, res);
         } else {
-            c.out.extend_from_slice(&b[n - a.len()..]);
+            keep_rest(c, b, n - a.len(), res);
         }
+    }
+}
+
+/// Queues `b[from..]` after `out`: as a reference to `res`'s body when it can be kept and the
+/// connection holds no tail yet, else as a copy.
+fn keep_rest(c: &mut Conn, b: &[u8], from: usize, res: Option<&Response>) {
+    match res.and_then(Response::kept_body) {
+        Some(k) if c.tail.is_none() && from < b.len() => {
+            debug_assert!(k.bytes().len() == b.len(), "the kept body is not the body sent");
+            c.tail = Some(k);
+            c.tail_pos = from;
+        }
+        _ => c.out.extend_from_slice(&b[from..]),
     }
 }
 
@@ -168,13 +190,17 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     if !c.send_tls_pending(now) {
         return;
     }
-    while c.out_pos < c.out.len() {
-        match transport::writev(&c.fd, c.session.as_mut(), &[&c.out[c.out_pos..]]) {
+    while c.out_pos < c.out.len() || c.tail_left() > 0 {
+        let rest = c.tail.as_ref().map_or(&b""[..], |t| &t.bytes()[c.tail_pos..]);
+        let from_out = c.out.len() - c.out_pos;
+        match transport::writev(&c.fd, c.session.as_mut(), &[&c.out[c.out_pos..], rest]) {
             Ok(n) => {
-                debug_assert!(n <= c.out.len() - c.out_pos, "the transport wrote more than it was given");
-                c.out_pos += n;
+                debug_assert!(n <= from_out + rest.len(), "the transport wrote more than it was given");
+                let left = from_out + rest.len() - n;
+                c.out_pos += n.min(from_out);
+                c.tail_pos += n.saturating_sub(from_out);
                 c.out_since = now;
-                if c.out_pos < c.out.len() {
+                if left > 0 {
                     c.writable = false;
                     return;
                 }
@@ -192,7 +218,9 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     }
     c.out.clear();
     c.out_pos = 0;
-    if c.out.capacity() > OUT_KEEP {
+    c.tail = None;
+    c.tail_pos = 0;
+    if c.out.capacity() > CONN_OUT_KEEP {
         c.out = Vec::new();
     }
     let Conn { fd, session, mode, .. } = c;
