@@ -4,9 +4,11 @@
 //! buffer at all (the loop lends it one for each read and takes it back when everything was
 //! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
 //! Output: `out[out_pos..]` holds response bytes the socket would not take yet; a WebSocket's
-//! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`).
+//! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`); a file
+//! body (a blob download) waits in `file` and is read into `out` a chunk at a time as it drains.
 
 use super::websocket::SocketState;
+use crate::http::response::FileBody;
 use crate::http::spool::Spool;
 use crate::http::Method;
 use crate::sys::Fd;
@@ -35,6 +37,8 @@ pub(super) struct Conn {
     pub end: usize,
     pub out: Vec<u8>,
     pub out_pos: usize,
+    /// The rest of a file body, sent after `out` (boxed: most connections never have one).
+    pub file: Option<Box<FileBody>>,
     /// Edge-triggered readiness we have not used up yet.
     pub readable: bool,
     pub writable: bool,
@@ -85,6 +89,7 @@ impl Conn {
             end: 0,
             out: Vec::new(),
             out_pos: 0,
+            file: None,
             readable: false,
             writable: true,
             eof: false,
@@ -148,9 +153,10 @@ impl Conn {
         }
     }
 
-    /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
+    /// Output is waiting: response bytes, the rest of a file body, queued WebSocket frames, or
+    /// TLS records.
     pub fn pending_out(&self) -> bool {
-        self.out_pos < self.out.len() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+        self.out_pos < self.out.len() || self.file.is_some() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
     }
 
     /// Bytes waiting to be sent.

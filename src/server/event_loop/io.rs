@@ -168,6 +168,35 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     if !c.send_tls_pending(now) {
         return;
     }
+    loop {
+        send_out(c, now);
+        if c.dead || c.out_pos < c.out.len() || !refill(c) {
+            break;
+        }
+    }
+    if c.dead || c.out_pos < c.out.len() || c.file.is_some() {
+        return;
+    }
+    c.out.clear();
+    c.out_pos = 0;
+    if c.out.capacity() > OUT_KEEP {
+        c.out = Vec::new();
+    }
+    let Conn { fd, session, mode, .. } = c;
+    let Mode::Socket(f) = mode else { return };
+    let mut progress = false;
+    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
+        ws::Wrote::All => {}
+        ws::Wrote::Blocked => c.writable = false,
+        ws::Wrote::Failed => c.dead = true,
+    }
+    if progress {
+        c.out_since = now;
+    }
+}
+
+/// Sends `out[out_pos..]` until it is gone (then empties `out`) or the socket is full.
+fn send_out(c: &mut Conn, now: u64) {
     while c.out_pos < c.out.len() {
         match transport::writev(&c.fd, c.session.as_mut(), &[&c.out[c.out_pos..]]) {
             Ok(n) => {
@@ -192,18 +221,35 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     }
     c.out.clear();
     c.out_pos = 0;
-    if c.out.capacity() > OUT_KEEP {
-        c.out = Vec::new();
-    }
-    let Conn { fd, session, mode, .. } = c;
-    let Mode::Socket(f) = mode else { return };
-    let mut progress = false;
-    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
-        ws::Wrote::All => {}
-        ws::Wrote::Blocked => c.writable = false,
-        ws::Wrote::Failed => c.dead = true,
-    }
-    if progress {
-        c.out_since = now;
+}
+
+/// Reads the next chunk of the connection's file body into its empty output buffer. False
+/// when there is no file body, or it failed (the connection is then dead: its Content-Length
+/// can no longer be kept, so closing is the only honest end).
+fn refill(c: &mut Conn) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Some(f) = c.file.as_mut() else { return false };
+    debug_assert!(c.out.is_empty() && c.out_pos == 0, "refilling over unsent output");
+    let want = f.len.min(FILE_CHUNK as u64) as usize;
+    c.out.resize(want, 0);
+    loop {
+        match f.file.read_at(&mut c.out, f.offset) {
+            Ok(0) => eprintln!("server: a file body ended {} bytes early; closing", f.len),
+            Ok(n) => {
+                c.out.truncate(n);
+                f.offset += n as u64;
+                f.len -= n as u64;
+                if f.len == 0 {
+                    c.file = None;
+                }
+                return true;
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => eprintln!("server: reading a file body failed: {e}; closing"),
+        }
+        c.out.clear();
+        c.file = None;
+        c.dead = true;
+        return false;
     }
 }

@@ -56,6 +56,9 @@ const OUT_HIGH_WATER: usize = 256 * 1024;
 const LINGER_MS: u64 = 2_000;
 /// Output buffers above this are freed once flushed.
 const OUT_KEEP: usize = 64 * 1024;
+/// A file body is read into the output buffer this much at a time (no more than `OUT_KEEP`, so
+/// the buffer is reused chunk after chunk): a download's memory whatever the file's size.
+const FILE_CHUNK: usize = 64 * 1024;
 const EVENTS: usize = 256;
 const ACCEPTS_PER_WAKE: usize = 64;
 const SWEEP_GAP_MS: u64 = 50;
@@ -475,7 +478,8 @@ impl<H: Handler> Loop<H> {
                 }
                 break;
             }
-            if c.is_parked() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
+            // A file body still streaming: the next response must wait behind all of it.
+            if c.is_parked() || c.file.is_some() || c.out.len() - c.out_pos >= OUT_HIGH_WATER {
                 break;
             }
             match self.next_request(idx) {
