@@ -206,6 +206,69 @@ fn a_small_image_is_its_own_thumbnail_and_other_files_get_a_download_row() {
     assert_eq!(s.query_int("SELECT count(*) FROM active_storage_variant_records"), 0);
 }
 
+/// An animated GIF: a red first frame over the whole screen, then a blue one.
+fn animated_gif(w: u16, h: u16) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut e = gif::Encoder::new(&mut out, w, h, &[255, 0, 0, 0, 0, 255]).unwrap();
+        e.set_repeat(gif::Repeat::Infinite).unwrap();
+        for index in [0u8, 1] {
+            let px = vec![index; w as usize * h as usize];
+            e.write_frame(&gif::Frame { width: w, height: h, delay: 20, buffer: px.into(), ..Default::default() }).unwrap();
+        }
+    }
+    out
+}
+
+/// A lossless WebP of `w`×`h` opaque pixels.
+fn webp(w: u32, h: u32) -> Vec<u8> {
+    let px: Vec<u8> = (0..w * h).flat_map(|i| [(i % 251) as u8, 90, 30]).collect();
+    let mut out = Vec::new();
+    image_webp::WebPEncoder::new(&mut out).encode(&px, w, h, image_webp::ColorType::Rgb8).unwrap();
+    out
+}
+
+/// Width and height of a PNG or JPEG, from its header.
+fn picture_size(b: &[u8]) -> (u32, u32) {
+    if b.starts_with(b"\x89PNG") {
+        return (u32::from_be_bytes(b[16..20].try_into().unwrap()), u32::from_be_bytes(b[20..24].try_into().unwrap()));
+    }
+    let mut d = jpeg_decoder::Decoder::new(b);
+    d.read_info().unwrap();
+    let i = d.info().unwrap();
+    (i.width as u32, i.height as u32)
+}
+
+#[test]
+fn gif_and_webp_images_get_thumbnails_within_1200_by_800_and_the_gif_plays_in_the_lightbox() {
+    let s = start();
+    let gif = animated_gif(2400, 1800);
+    // Lossless and opaque: 0.77 megapixels, within what a WebP decode may take.
+    let webp = webp(1280, 600);
+    for (name, ct, data, width, thumb_type) in
+        [("party.gif", "image/gif", &gif, 1067, "image/jpeg"), ("photo.webp", "image/webp", &webp, 1200, "image/jpeg")]
+    {
+        let r = upload(&s, DAVID, HQ, name, ct, data, name);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let img = "<img class=\"message__attachment\"";
+        let (w, h) = (attr(&r.body, img, "width"), attr(&r.body, img, "height"));
+        let src = attr(&r.body, img, "src").replace("&amp;", "&");
+        assert!(src.starts_with("/rails/active_storage/representations/"), "{name}: {src}");
+        let (status, head, bytes) = fetch(s.srv.port, &src);
+        assert_eq!(status, 200, "{name}");
+        assert!(head.contains(&format!("Content-Type: {thumb_type}")), "{name}: {head}");
+        let shown = picture_size(&bytes);
+        assert!(shown.0 <= 1200 && shown.1 <= 800, "{name}: {shown:?}");
+        assert_eq!(shown.0, width, "{name}: shrunk to the limit");
+        assert_eq!((w, h), (shown.0.to_string().as_str(), shown.1.to_string().as_str()), "{name}: the markup states the thumbnail's size");
+        // The lightbox opens the original: the animated GIF itself.
+        let original = attr(&r.body, "<a class=\"flex\"", "href").replace("&amp;", "&");
+        let (status, head, bytes) = fetch(s.srv.port, &original);
+        assert_eq!((status, bytes == *data), (200, true), "{name}");
+        assert!(head.contains(&format!("Content-Type: {ct}")), "{name}: {head}");
+    }
+}
+
 #[test]
 fn files_without_magic_bytes_take_their_type_from_the_name_and_active_types_download() {
     let s = start();
