@@ -2,11 +2,13 @@
 //! attachment is stored, analyzed and given its `thumb` variant (`resize_to_limit: [1200,
 //! 800]`, the web format kept) before the message's rows are written, all on the worker.
 //!
-//! What gets a thumbnail: JPEG and PNG are shrunk in-process (`crate::images`); any web image
-//! (JPEG, PNG, GIF, WebP) that already fits is its own thumbnail (a hard link under a new
-//! key, so the variant is a blob of its own as Rails has it). GIF and WebP images larger than
-//! 1200×800, CMYK JPEGs and every other file get no variant: images then show the original
-//! scaled by the browser, other files the download row.
+//! What gets a thumbnail: JPEG, PNG, GIF (its first frame) and WebP are shrunk in-process
+//! (`crate::images`); any web image (JPEG, PNG, GIF, WebP) that already fits is its own
+//! thumbnail (a hard link under a new key, so the variant is a blob of its own as Rails has
+//! it). CMYK JPEGs, animated or very large WebPs and every other file get no variant: images
+//! then show the original scaled by the browser, other files the download row. A spooled
+//! upload is copied into storage from its spool file in chunks; only an image is read whole,
+//! for its thumbnail, and only up to `IMAGE_MAX_BYTES`.
 //!
 //! A video's poster is not made here (that needs ffmpeg): the uploading browser draws a frame
 //! on a canvas and sends it along (`message[poster]`, a JPEG or PNG of at most
