@@ -39,6 +39,8 @@ pub(super) struct Conn {
     pub out_pos: usize,
     /// The rest of a file body, sent after `out` (boxed: most connections never have one).
     pub file: Option<Box<FileBody>>,
+    /// The file body waits on the loop's flush list for its next turn.
+    pub file_queued: bool,
     /// Edge-triggered readiness we have not used up yet.
     pub readable: bool,
     pub writable: bool,
@@ -90,6 +92,7 @@ impl Conn {
             out: Vec::new(),
             out_pos: 0,
             file: None,
+            file_queued: false,
             readable: false,
             writable: true,
             eof: false,

@@ -168,11 +168,16 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     if !c.send_tls_pending(now) {
         return;
     }
+    // A file body goes out at most FILE_CHUNKS_PER_TURN chunks per call: a client that reads as
+    // fast as we write (loopback, a fast LAN) never fills the socket, and the loop's other
+    // connections must not wait for the whole download. `Loop::advance` requeues the rest.
+    let mut chunks = 0;
     loop {
         send_out(c, now);
-        if c.dead || c.out_pos < c.out.len() || !refill(c) {
+        if c.dead || c.out_pos < c.out.len() || chunks == FILE_CHUNKS_PER_TURN || !refill(c) {
             break;
         }
+        chunks += 1;
     }
     if c.dead || c.out_pos < c.out.len() || c.file.is_some() {
         return;
