@@ -112,7 +112,7 @@ impl Config {
             max_header_bytes: num(&get, "CAMPFIRE_MAX_HEADER_BYTES", limits::MAX_HEADER_BYTES, 256, 1 << 20)?,
             max_headers: num(&get, "CAMPFIRE_MAX_HEADERS", limits::MAX_HEADERS, 1, limits::HEADER_SLOTS)?,
             max_body: num(&get, "CAMPFIRE_MAX_BODY", limits::MAX_BODY, 0, 1 << 30)?,
-            max_upload: num(&get, "CAMPFIRE_MAX_UPLOAD", limits::MAX_UPLOAD, 0, 1 << 30)?,
+            max_upload: num(&get, "CAMPFIRE_MAX_UPLOAD", limits::MAX_UPLOAD, 0, 1 << 40)?,
         };
         let tls = crate::tls::settings::from_lookup(&get)?;
         Ok(Config {

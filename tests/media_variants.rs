@@ -160,6 +160,42 @@ fn a_jpeg_logo_is_shown_at_512_and_192_as_png() {
 }
 
 #[test]
+fn gif_and_webp_avatars_and_logos_get_their_variants() {
+    let s = start();
+    // An opaque animated GIF avatar: its first frame, as a JPEG square of at most 512.
+    let mut gif = Vec::new();
+    {
+        let mut e = gif::Encoder::new(&mut gif, 900, 600, &[10, 200, 30, 0, 0, 255]).unwrap();
+        for index in [0u8, 1] {
+            let px = vec![index; 900 * 600];
+            e.write_frame(&gif::Frame { width: 900, height: 600, delay: 20, buffer: px.into(), ..Default::default() }).unwrap();
+        }
+    }
+    let req = Request::multipart("/users/me/profile", &[("_method", "patch")], Some(("user[avatar]", "me.gif", "image/gif", &gif)));
+    assert_eq!(s.jar(KEVIN).send(&s.srv, req).status, 302);
+    let mut jar = s.jar(KEVIN);
+    let url = avatar_url_in(&jar.send(&s.srv, Request::get("/users/me/profile")).body, &s, KEVIN);
+    let a = s.srv.send(&Request::get(&url).cookies(&s.jar(DAVID)));
+    assert_eq!((a.status, a.header("Content-Type")), (200, Some("image/jpeg")));
+    assert_eq!(jpeg_size(&a.raw_body), (512, 341), "the first frame, within 512×512");
+    let mut d = jpeg_decoder::Decoder::new(&a.raw_body[..]);
+    let px = d.decode().unwrap();
+    assert!(px[1] > 150 && px[2] < 100, "green, the first frame's colour: {:?}", &px[..3]);
+
+    // A WebP logo: PNG at 512 and 192.
+    let px: Vec<u8> = (0..700u32 * 700).flat_map(|i| [(i % 251) as u8, 90, 30]).collect();
+    let mut webp = Vec::new();
+    image_webp::WebPEncoder::new(&mut webp).encode(&px, 700, 700, image_webp::ColorType::Rgb8).unwrap();
+    let req = Request::multipart("/account", &[("_method", "patch")], Some(("account[logo]", "logo.webp", "image/webp", &webp)));
+    assert_eq!(s.srv.send(&req.cookies(&s.jar(DAVID))).status, 302);
+    for (path, size) in [("/account/logo", (512, 512)), ("/account/logo?size=small", (192, 192))] {
+        let r = s.srv.send(&Request::get(path));
+        assert_eq!((r.status, r.header("Content-Type")), (200, Some("image/png")), "{path}");
+        assert_eq!(png_size(&r.raw_body), size, "{path}");
+    }
+}
+
+#[test]
 fn an_avatar_over_the_form_file_bound_is_refused_and_nothing_is_stored() {
     // Avatars are resized in memory, so they have a bound (24 MiB) of their own, below an
     // upload limit raised for big attachments.

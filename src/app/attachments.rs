@@ -2,11 +2,13 @@
 //! attachment is stored, analyzed and given its `thumb` variant (`resize_to_limit: [1200,
 //! 800]`, the web format kept) before the message's rows are written, all on the worker.
 //!
-//! What gets a thumbnail: JPEG and PNG are shrunk in-process (`crate::images`); any web image
-//! (JPEG, PNG, GIF, WebP) that already fits is its own thumbnail (a hard link under a new
-//! key, so the variant is a blob of its own as Rails has it). GIF and WebP images larger than
-//! 1200×800, CMYK JPEGs and every other file get no variant: images then show the original
-//! scaled by the browser, other files the download row.
+//! What gets a thumbnail: JPEG, PNG, GIF (its first frame) and WebP are shrunk in-process
+//! (`crate::images`); any web image (JPEG, PNG, GIF, WebP) that already fits is its own
+//! thumbnail (a hard link under a new key, so the variant is a blob of its own as Rails has
+//! it). CMYK JPEGs, animated or very large WebPs and every other file get no variant: images
+//! then show the original scaled by the browser, other files the download row. A spooled
+//! upload is copied into storage from its spool file in chunks; only an image is read whole,
+//! for its thumbnail, and only up to `IMAGE_MAX_BYTES`.
 //!
 //! A video's poster is not made here (that needs ffmpeg): the uploading browser draws a frame
 //! on a canvas and sends it along (`message[poster]`, a JPEG or PNG of at most
@@ -19,10 +21,15 @@ use crate::crypto::variation::Variation;
 use crate::db::{self, Conn};
 use crate::images::{self, resize::fit, Outcome, THUMB_MAX_HEIGHT, THUMB_MAX_WIDTH};
 use crate::http::spool::SpooledBody;
+use std::borrow::Cow;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
+
+/// Largest spooled image read into memory for its thumbnail (a phone photo is 2–12 MB); a
+/// larger one is stored as a file without a thumbnail, as other large uploads are.
+pub const IMAGE_MAX_BYTES: usize = 24 * 1024 * 1024;
 
 /// Largest poster frame taken with a video (a 1200×800 JPEG is about 100–300 KB).
 pub const POSTER_MAX_BYTES: usize = 2 * 1024 * 1024;
@@ -48,7 +55,7 @@ impl Upload {
     /// (or `None` when it is in memory).
     pub fn of(f: &super::params::Upload<'_>, spooled: Option<&Arc<SpooledBody>>) -> Upload {
         let data = match spooled {
-            Some(body) if body.bytes().get(f.range.clone()).is_some() => Data::Spooled(Arc::clone(body), f.range.clone()),
+            Some(body) if f.range.end <= body.len() => Data::Spooled(Arc::clone(body), f.range.clone()),
             _ => Data::Owned(f.data.to_vec()),
         };
         Upload { filename: clean_filename(f.filename), content_type: f.content_type.to_vec(), data, poster: None }
@@ -66,13 +73,20 @@ impl Upload {
         Upload { filename: filename.to_string(), content_type: content_type.to_vec(), data: Data::Owned(data), poster: None }
     }
 
-    /// The file's bytes.
-    pub fn data(&self) -> &[u8] {
-        match &self.data {
-            Data::Owned(v) => v,
-            Data::Spooled(body, range) => body.bytes().get(range.clone()).unwrap_or(&[]),
-        }
+}
+
+/// A spooled file's bytes when it is an image small enough to be read for its thumbnail
+/// (`IMAGE_MAX_BYTES`); `None` for anything else, which is copied into storage from the spool
+/// a chunk at a time.
+fn spooled_image(body: &SpooledBody, range: &Range<usize>) -> io::Result<Option<Vec<u8>>> {
+    let mut magic = [0u8; 16];
+    let n = magic.len().min(range.len());
+    body.read_at(&mut magic[..n], range.start)?;
+    let image = crate::app::content_types::by_magic(&magic[..n]).is_some_and(|t| thumb_format("", t).is_some());
+    if !image || range.len() > IMAGE_MAX_BYTES {
+        return Ok(None);
     }
+    body.read_range(range.clone()).map(Some)
 }
 
 /// The files of an attachment, on disk, waiting for their rows.
@@ -111,8 +125,15 @@ impl StoredAttachment {
 /// Stores `up` under `root`, analyzes it and makes its thumbnail. Worker thread only.
 /// A thumbnail that cannot be made is not an error (the message shows the original).
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
-    let data = up.data();
-    let mut blob = storage::write(root, data, &up.filename, &up.content_type)?;
+    let (name, declared) = (&up.filename, &up.content_type);
+    let (mut blob, bytes): (Stored, Cow<'_, [u8]>) = match &up.data {
+        Data::Owned(v) => (storage::write(root, v, name, declared)?, Cow::Borrowed(v)),
+        Data::Spooled(body, range) => match spooled_image(body, range)? {
+            Some(v) => (storage::write(root, &v, name, declared)?, Cow::Owned(v)),
+            None => (storage::write_spooled(root, body, range.clone(), name, declared)?, Cow::Borrowed(&[])),
+        },
+    };
+    let data = &bytes[..];
     let preview = match &up.poster {
         Some(poster) if blob.content_type.starts_with("video/") => video_preview(root, &up.filename, poster)?,
         _ => None,
@@ -144,6 +165,7 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
         _ => None,
     };
     let filename = up.filename.clone();
+    drop(bytes);
     drop(up);
     if made_thumbnail {
         // The decoded image was megabytes the worker's arena would otherwise keep.

@@ -51,14 +51,15 @@ impl FormFile {
     /// input left alone is sent as an empty part with an empty filename). 413 when larger
     /// than `MAX_BYTES`.
     pub fn from_request(rq: &Req<'_, '_>, name: &str) -> Result<Option<FormFile>, AppError> {
-        let Some(f) = rq.params.file(name, rq.http.body).filter(|f| !f.data.is_empty()) else { return Ok(None) };
-        if f.data.len() > MAX_BYTES {
+        let Some(f) = rq.params.file(name, rq.http.body).filter(|f| !f.range.is_empty()) else { return Ok(None) };
+        if f.range.len() > MAX_BYTES {
             return Err(AppError::Head(413));
         }
+        let data = f.bytes(rq.http.spooled.map(|b| &**b)).map_err(|_| AppError::Internal("form file read failed"))?;
         Ok(Some(FormFile {
             filename: String::from_utf8_lossy(f.filename).into_owned(),
             content_type: f.content_type.to_vec(),
-            data: f.data.to_vec(),
+            data: data.into_owned(),
         }))
     }
 }

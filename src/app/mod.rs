@@ -305,7 +305,11 @@ fn pipeline(
     if req.is_form() {
         params.add_urlencoded(req.body);
     } else if let Some(boundary) = req.header(b"content-type").and_then(params::multipart_boundary) {
-        if params.add_multipart(req.body, boundary).is_err() {
+        let parsed = match req.spooled {
+            Some(body) => params.add_multipart_spooled(body, boundary),
+            None => params.add_multipart(req.body, boundary),
+        };
+        if parsed.is_err() {
             return answer(cx, res, Err(AppError::BadRequest("malformed multipart body")), "-", false, false);
         }
     }

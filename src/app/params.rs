@@ -4,10 +4,17 @@
 //! Names keep Rails' bracket syntax as sent (`user[name]`, `user_ids[]`). As in Rails, a body
 //! value overrides a query value of the same name. Multipart text fields join the same table;
 //! file parts are kept as ranges of the request body (no copy) for the controllers that take
-//! uploads. The core's `http::form` decodes url-encoded pairs the same way; this table exists
+//! uploads. A body spooled to disk (a large upload) is parsed from its file a piece at a time:
+//! only part heads and text fields are read into memory, never a file part. The core's `http::form` decodes url-encoded pairs the same way; this table exists
 //! because multipart fields must land next to them.
 
+use crate::http::spool::SpooledBody;
 use crate::http::url::percent_decode_into;
+use std::borrow::Cow;
+
+/// Most bytes of part heads and text fields read from a spooled body (its files stay on
+/// disk): what a form beside an upload needs, many times over.
+const SPOOLED_TEXT_MAX: usize = 1024 * 1024;
 
 /// Decoded parameters of one request. Reused: `clear` keeps the capacity.
 #[derive(Default)]
@@ -37,9 +44,53 @@ struct FilePart {
 pub struct Upload<'a> {
     pub filename: &'a [u8],
     pub content_type: &'a [u8],
+    /// The file's bytes when the body is in memory; empty when it was spooled (see `bytes`).
     pub data: &'a [u8],
-    /// Where `data` lies in the request body.
+    /// Where the file lies in the request body (its length is the file's).
     pub range: std::ops::Range<usize>,
+}
+
+impl<'a> Upload<'a> {
+    /// The file's bytes: borrowed from a body in memory, read from a spooled one (callers
+    /// check `range.len()` against their own bound first).
+    pub fn bytes(&self, spooled: Option<&SpooledBody>) -> std::io::Result<Cow<'a, [u8]>> {
+        match spooled {
+            Some(body) => body.read_range(self.range.clone()).map(Cow::Owned),
+            None => Ok(Cow::Borrowed(self.data)),
+        }
+    }
+}
+
+/// Where a multipart body's bytes are: in memory, or in a spool file read a piece at a time.
+enum Source<'b> {
+    Memory(&'b [u8]),
+    Spooled(&'b SpooledBody),
+}
+
+impl Source<'_> {
+    fn find(&self, pat: &[u8], from: usize) -> Result<Option<usize>, Malformed> {
+        match self {
+            Source::Memory(b) => Ok(find(b, pat, from)),
+            Source::Spooled(b) => b.find(pat, from).map_err(spool_error),
+        }
+    }
+
+    /// The bytes in `r`; `budget` counts what may still be read from a spooled body.
+    fn get(&self, r: (usize, usize), budget: &mut usize) -> Result<Cow<'_, [u8]>, Malformed> {
+        match self {
+            Source::Memory(b) => b.get(r.0..r.1).map(Cow::Borrowed).ok_or(Malformed),
+            Source::Spooled(b) => {
+                let len = r.1.checked_sub(r.0).ok_or(Malformed)?;
+                *budget = budget.checked_sub(len).ok_or(Malformed)?;
+                b.read_range(r.0..r.1).map(Cow::Owned).map_err(spool_error)
+            }
+        }
+    }
+}
+
+fn spool_error(e: std::io::Error) -> Malformed {
+    eprintln!("params: reading a spooled body failed: {e}");
+    Malformed
 }
 
 /// The multipart body could not be read: a 400.
@@ -77,30 +128,40 @@ impl Params {
 
     /// Adds the parts of a `multipart/form-data` body delimited by `boundary`.
     pub fn add_multipart(&mut self, body: &[u8], boundary: &[u8]) -> Result<(), Malformed> {
+        self.add_parts(&Source::Memory(body), boundary)
+    }
+
+    /// The same for a body spooled to disk: file parts are found, not read.
+    pub fn add_multipart_spooled(&mut self, body: &SpooledBody, boundary: &[u8]) -> Result<(), Malformed> {
+        self.add_parts(&Source::Spooled(body), boundary)
+    }
+
+    fn add_parts(&mut self, body: &Source<'_>, boundary: &[u8]) -> Result<(), Malformed> {
+        let mut budget = SPOOLED_TEXT_MAX;
         let mut delim = Vec::with_capacity(boundary.len() + 4);
         delim.extend_from_slice(b"--");
         delim.extend_from_slice(boundary);
-        let mut at = find(body, &delim, 0).ok_or(Malformed)? + delim.len();
+        let mut next = Vec::with_capacity(delim.len() + 2);
+        next.extend_from_slice(b"\r\n");
+        next.extend_from_slice(&delim);
+        let mut at = body.find(&delim, 0)?.ok_or(Malformed)? + delim.len();
         loop {
             // After a delimiter: "--" ends the body, CRLF starts a part.
-            match body.get(at..at + 2) {
-                Some(b"--") => return Ok(()),
-                Some(b"\r\n") => at += 2,
+            match &*body.get((at, at + 2), &mut budget)? {
+                b"--" => return Ok(()),
+                b"\r\n" => at += 2,
                 _ => return Err(Malformed),
             }
-            let head_end = find(body, b"\r\n\r\n", at).ok_or(Malformed)?;
-            let head = &body[at..head_end];
+            let head_end = body.find(b"\r\n\r\n", at)?.ok_or(Malformed)?;
+            let head = body.get((at, head_end), &mut budget)?;
             let data_start = head_end + 4;
-            let mut next = Vec::with_capacity(delim.len() + 2);
-            next.extend_from_slice(b"\r\n");
-            next.extend_from_slice(&delim);
-            let data_end = find(body, &next, data_start).ok_or(Malformed)?;
-            self.add_part(head, body, (data_start, data_end))?;
+            let data_end = body.find(&next, data_start)?.ok_or(Malformed)?;
+            self.add_part(&head, body, (data_start, data_end), &mut budget)?;
             at = data_end + next.len();
         }
     }
 
-    fn add_part(&mut self, head: &[u8], body: &[u8], data: (usize, usize)) -> Result<(), Malformed> {
+    fn add_part(&mut self, head: &[u8], body: &Source<'_>, data: (usize, usize), budget: &mut usize) -> Result<(), Malformed> {
         let mut name = None;
         let mut filename = None;
         let mut content_type: &[u8] = b"";
@@ -126,8 +187,8 @@ impl Params {
                 self.files.push(FilePart { name: n, filename, content_type, data });
             }
             None => {
-                let v = body.get(data.0..data.1).ok_or(Malformed)?;
-                let value = self.push_raw(v);
+                let v = body.get(data, budget)?;
+                let value = self.push_raw(&v);
                 self.fields.push(Field { name: n, value });
             }
         }
@@ -175,13 +236,13 @@ impl Params {
     }
 
     /// The file uploaded as `name`, its data borrowed from `body` (the request body the
-    /// parameters were decoded from).
+    /// parameters were decoded from; empty for a spooled body, whose files stay on disk).
     pub fn file<'a>(&'a self, name: &str, body: &'a [u8]) -> Option<Upload<'a>> {
         let f = self.files.iter().rev().find(|f| self.slice(f.name) == name.as_bytes())?;
         Some(Upload {
             filename: self.slice(f.filename),
             content_type: self.slice(f.content_type),
-            data: body.get(f.data.0..f.data.1)?,
+            data: if body.is_empty() { b"" } else { body.get(f.data.0..f.data.1)? },
             range: f.data.0..f.data.1,
         })
     }

@@ -7,8 +7,10 @@
 //! in place, so a crash loses at most a file nobody refers to yet.
 
 use crate::crypto::{base64, token};
+use crate::http::spool::SpooledBody;
 use std::fs;
-use std::io;
+use std::io::{self, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The path of the blob stored under `key`, or `None` for a key that is not Rails' shape
@@ -62,20 +64,58 @@ pub fn write(storage: &Path, data: &[u8], filename: &str, declared: &[u8]) -> io
     let tmp = path.with_extension("part");
     fs::write(&tmp, data)?;
     fs::rename(&tmp, &path)?;
-    let content_type = super::content_types::detect(data, filename, declared);
-    let metadata = match display_size(data) {
+    Ok(describe(key, data, data.len(), &md5(data), filename, declared))
+}
+
+/// How much of a spooled upload is copied at a time.
+const COPY_CHUNK: usize = 64 * 1024;
+/// How much of a file's start is looked at for its type and image size when it is copied
+/// from a spool (a JPEG's frame header can follow a large EXIF block).
+const SNIFF_BYTES: usize = 256 * 1024;
+
+/// Like `write`, for the bytes in `range` of a spooled request body: copied into the blob file
+/// a chunk at a time and checksummed on the way, so memory stays at two chunks whatever the
+/// file's size. Type and image size come from the file's first `SNIFF_BYTES`.
+pub fn write_spooled(storage: &Path, body: &SpooledBody, range: Range<usize>, filename: &str, declared: &[u8]) -> io::Result<Stored> {
+    let key = String::from_utf8_lossy(&token::blob_key()).into_owned();
+    let path = blob_path(storage, &key).ok_or_else(|| io::Error::other("bad blob key"))?;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let head = body.read_range(range.start..range.start + range.len().min(SNIFF_BYTES))?;
+    let tmp = path.with_extension("part");
+    let copied = (|| {
+        let mut out = fs::File::create(&tmp)?;
+        let mut md5 = Md5::new();
+        let mut buf = vec![0; COPY_CHUNK];
+        let mut at = range.start;
+        while at < range.end {
+            let n = COPY_CHUNK.min(range.end - at);
+            body.read_at(&mut buf[..n], at)?;
+            md5.update(&buf[..n]);
+            out.write_all(&buf[..n])?;
+            at += n;
+        }
+        fs::rename(&tmp, &path)?;
+        Ok::<_, io::Error>(md5.finish())
+    })();
+    let digest = copied.inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })?;
+    Ok(describe(key, &head, range.len(), &digest, filename, declared))
+}
+
+/// What Rails records about the file stored under `key`, of `size` bytes that start with
+/// `head` and whose MD5 is `digest`.
+fn describe(key: String, head: &[u8], size: usize, digest: &[u8; 16], filename: &str, declared: &[u8]) -> Stored {
+    let content_type = super::content_types::detect(head, filename, declared);
+    let metadata = match display_size(head) {
         Some((w, h)) => format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"analyzed\":true}}"),
         None => "{\"identified\":true,\"analyzed\":true}".to_string(),
     };
     let mut checksum = Vec::with_capacity(24);
-    base64::encode(base64::Alphabet::Standard, true, &md5(data), &mut checksum);
-    Ok(Stored {
-        key,
-        content_type,
-        byte_size: data.len() as i64,
-        checksum: String::from_utf8_lossy(&checksum).into_owned(),
-        metadata,
-    })
+    base64::encode(base64::Alphabet::Standard, true, digest, &mut checksum);
+    Stored { key, content_type, byte_size: size as i64, checksum: String::from_utf8_lossy(&checksum).into_owned(), metadata }
 }
 
 /// Stores the file of blob `key` again under a fresh key, as a hard link (no bytes copied;
@@ -165,27 +205,87 @@ pub fn image_size(d: &[u8]) -> Option<(u32, u32)> {
 /// MD5 (RFC 1321), for Active Storage's `checksum` column only: Rails verifies downloads
 /// against it. Not used for anything that needs a secure hash.
 pub fn md5(data: &[u8]) -> [u8; 16] {
-    const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    let k: [u32; 64] = std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32);
-    let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
-    // Whole blocks straight from `data` (an upload is not copied); only the tail is padded.
-    let whole = data.len() / 64 * 64;
-    let mut tail = data[whole..].to_vec();
-    tail.push(0x80);
-    while tail.len() % 64 != 56 {
-        tail.push(0);
+    let mut m = Md5::new();
+    m.update(data);
+    m.finish()
+}
+
+/// MD5 over bytes given a piece at a time (a large upload is checksummed as it is copied).
+pub struct Md5 {
+    h: [u32; 4],
+    /// RFC 1321's table, `floor(abs(sin(i + 1)) * 2^32)`.
+    k: [u32; 64],
+    /// A block not yet full, and how much of it is.
+    block: [u8; 64],
+    fill: usize,
+    len: u64,
+}
+
+impl Default for Md5 {
+    fn default() -> Self {
+        Md5::new()
     }
-    tail.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_le_bytes());
-    for chunk in data[..whole].chunks_exact(64).chain(tail.chunks_exact(64)) {
+}
+
+impl Md5 {
+    pub fn new() -> Md5 {
+        let k = std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32);
+        Md5 { h: [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476], k, block: [0; 64], fill: 0, len: 0 }
+    }
+
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.len = self.len.wrapping_add(data.len() as u64);
+        if self.fill > 0 {
+            let take = (64 - self.fill).min(data.len());
+            self.block[self.fill..self.fill + take].copy_from_slice(&data[..take]);
+            self.fill += take;
+            data = &data[take..];
+            if self.fill < 64 {
+                return;
+            }
+            let block = self.block;
+            self.compress(&block);
+            self.fill = 0;
+        }
+        // Whole blocks straight from `data`; only a remainder is copied.
+        let mut blocks = data.chunks_exact(64);
+        for b in &mut blocks {
+            self.compress(b);
+        }
+        let rest = blocks.remainder();
+        self.block[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+    }
+
+    pub fn finish(mut self) -> [u8; 16] {
+        let bits = self.len.wrapping_mul(8);
+        let mut pad = [0u8; 72];
+        pad[0] = 0x80;
+        let pad_len = if self.fill < 56 { 56 - self.fill } else { 120 - self.fill };
+        let len = self.len;
+        self.update(&pad[..pad_len]);
+        self.update(&bits.to_le_bytes());
+        self.len = len;
+        debug_assert_eq!(self.fill, 0, "padding ends on a block boundary");
+        let mut out = [0u8; 16];
+        for (i, w) in self.h.iter().enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    fn compress(&mut self, chunk: &[u8]) {
+        const S: [u32; 64] = [
+            7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+            4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+        ];
         let m: [u32; 16] = std::array::from_fn(|i| {
             let w = i * 4;
             u32::from_le_bytes([chunk[w], chunk[w + 1], chunk[w + 2], chunk[w + 3]])
         });
-        let [mut a, mut b, mut c, mut d] = h;
-        for i in 0..64 {
+        let [mut a, mut b, mut c, mut d] = self.h;
+        let k = &self.k;
+        for (i, (&ki, &si)) in k.iter().zip(S.iter()).enumerate() {
             let (f, g) = match i / 16 {
                 0 => ((b & c) | (!b & d), i),
                 1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
@@ -195,16 +295,12 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
             let t = d;
             d = c;
             c = b;
-            b = b.wrapping_add(a.wrapping_add(f).wrapping_add(k[i]).wrapping_add(m[g]).rotate_left(S[i]));
+            b = b.wrapping_add(a.wrapping_add(f).wrapping_add(ki).wrapping_add(m[g]).rotate_left(si));
             a = t;
         }
-        h = [h[0].wrapping_add(a), h[1].wrapping_add(b), h[2].wrapping_add(c), h[3].wrapping_add(d)];
+        let h = &mut self.h;
+        *h = [h[0].wrapping_add(a), h[1].wrapping_add(b), h[2].wrapping_add(c), h[3].wrapping_add(d)];
     }
-    let mut out = [0u8; 16];
-    for (i, w) in h.iter().enumerate() {
-        out[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
-    }
-    out
 }
 
 /// Answers an upload once its rows were written, or failed to be: on success the files of the
@@ -240,6 +336,12 @@ mod tests {
             hex(&md5(b"12345678901234567890123456789012345678901234567890123456789012345678901234567890")),
             "57edf4a22be3c955ac49da2e2107b67a"
         );
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for step in [1, 3, 63, 64, 65, 1000] {
+            let mut m = Md5::new();
+            data.chunks(step).for_each(|c| m.update(c));
+            assert_eq!(m.finish(), md5(&data), "in pieces of {step}");
+        }
     }
 
     #[test]

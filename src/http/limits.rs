@@ -15,13 +15,12 @@ pub const HEADER_SLOTS: usize = 128;
 pub const MAX_BODY: usize = 1024 * 1024;
 /// Largest `multipart/form-data` body sent with a Content-Length (file uploads: message
 /// attachments, avatars, logos); 413 beyond. From 256 KiB on the body is spooled to an
-/// unnamed file as it arrives, not held in memory. 8 MiB, not the 1 GiB of issue 16, until
-/// blobs are streamed from disk: a file is answered whole only up to
-/// `active_storage_blobs::WHOLE_FILE_LIMIT` (8 MiB), so a larger upload could be played in
-/// ranges but not downloaded. Avatars and logos have their own bound
+/// unnamed file as it arrives, not held in memory, and read from there in pieces; blobs are
+/// streamed back from disk, so the size costs no memory either way. A 1 GiB file with the
+/// form around it (a phone's video is 50–500 MB). Avatars and logos have their own bound
 /// (`app::form_file::MAX_BYTES`). Chunked multipart bodies stay under MAX_BODY.
 /// Env: CAMPFIRE_MAX_UPLOAD.
-pub const MAX_UPLOAD: usize = 8 * 1024 * 1024;
+pub const MAX_UPLOAD: usize = (1 << 30) + (1 << 20);
 
 /// The limits one loop applies; copied into each loop at start.
 #[derive(Clone, Copy, Debug)]
@@ -48,8 +47,9 @@ impl Limits {
         self.max_body.saturating_mul(2).saturating_add(64 * 1024)
     }
 
-    /// The largest body of any framing: what a connection's buffer may have to hold.
+    /// The largest body of any framing held in a connection's buffer (bigger uploads are
+    /// spooled to disk).
     pub fn max_any_body(&self) -> usize {
-        self.max_chunked_raw().max(self.max_upload)
+        self.max_chunked_raw().max(self.max_upload.min(super::spool::SPOOL_MIN))
     }
 }

@@ -67,10 +67,10 @@ pub struct Request<'a> {
     pub query: &'a [u8],
     pub http10: bool,
     pub headers: &'a [Header<'a>],
-    /// The complete body, de-chunked.
+    /// The complete body, de-chunked; empty when it was spooled to disk.
     pub body: &'a [u8],
-    /// When the body was spooled to disk (a large upload), the same bytes as `body`, owned:
-    /// a handler may keep a clone to use them after the request without copying.
+    /// A large upload's body, spooled to disk (then `body` is empty), read in pieces; a handler
+    /// may keep a clone to use it after the request without copying.
     pub spooled: Option<&'a std::sync::Arc<super::spool::SpooledBody>>,
     pub peer: IpAddr,
     /// The request arrived over this server's own TLS (not a proxy's claim about it).

@@ -1,16 +1,27 @@
 //! The response a handler fills: status, header lines, and a body that is either rendered into a
 //! reused buffer, a `&'static` slice (embedded assets) or a shared `Arc` (cached pages). The loop
 //! frames it (status line, Content-Length, Connection) and sends head and body with one writev.
+//! A body may also be a range of an open file (`set_file_body`, blob downloads): the loop then
+//! sends it in bounded chunks as the socket drains, so a download of any size holds one chunk.
 //!
 //! The buffers belong to the loop and are reused for every request, so a steady state allocates
 //! nothing; `reset` drops oversized buffers so one huge page does not pin memory forever.
 
+use std::fs::File;
 use std::sync::Arc;
 
 enum Body {
     Owned,
     Static(&'static [u8]),
     Shared(Arc<[u8]>),
+    File(FileBody),
+}
+
+/// `len` bytes of `file` from `offset` on, sent as the body.
+pub struct FileBody {
+    pub file: File,
+    pub offset: u64,
+    pub len: u64,
 }
 
 /// A body that outlives its response without a copy: what a connection keeps of a cached page
@@ -112,6 +123,33 @@ impl Response {
         self.kind = Body::Shared(b);
     }
 
+    /// Sends `len` bytes of `file` from `offset` as the body, read and written a chunk at a time
+    /// by the loop as the client takes them (the file must hold them: a shorter file ends the
+    /// connection early rather than send a wrong Content-Length).
+    pub fn set_file_body(&mut self, file: File, offset: u64, len: u64) {
+        self.kind = Body::File(FileBody { file, offset, len });
+    }
+
+    /// The file body, taken out for the loop to stream (the response keeps its length for the
+    /// head only until `reset`).
+    pub fn take_file_body(&mut self) -> Option<FileBody> {
+        match std::mem::replace(&mut self.kind, Body::Owned) {
+            Body::File(f) => Some(f),
+            other => {
+                self.kind = other;
+                None
+            }
+        }
+    }
+
+    /// The body's length in bytes, whatever kind it is.
+    pub fn body_len(&self) -> u64 {
+        match &self.kind {
+            Body::File(f) => f.len,
+            _ => self.body_bytes().len() as u64,
+        }
+    }
+
     /// Asks the loop to close the connection after sending this response.
     pub fn close(&mut self) {
         self.close = true;
@@ -122,10 +160,12 @@ impl Response {
         self.close
     }
 
-    /// The body bytes as they will be sent (before HEAD or bodiless statuses strip them).
+    /// The body bytes as they will be sent (before HEAD or bodiless statuses strip them); empty
+    /// for a file body, which is not in memory.
     pub fn body_bytes(&self) -> &[u8] {
         match &self.kind {
             Body::Owned => &self.body,
+            Body::File(_) => b"",
             Body::Static(b) => b,
             Body::Shared(b) => b,
         }
@@ -134,7 +174,7 @@ impl Response {
     /// The body as a reference the connection may keep, when it is static or shared.
     pub fn kept_body(&self) -> Option<Kept> {
         match &self.kind {
-            Body::Owned => None,
+            Body::Owned | Body::File(_) => None,
             Body::Static(b) => Some(Kept::Static(b)),
             Body::Shared(b) => Some(Kept::Shared(b.clone())),
         }
@@ -152,7 +192,7 @@ impl Response {
         out.extend_from_slice(&self.headers);
         if !super::status::bodiless(self.status) {
             out.extend_from_slice(b"Content-Length: ");
-            push_u64(out, self.body_bytes().len() as u64);
+            push_u64(out, self.body_len());
             out.extend_from_slice(b"\r\n");
         }
         if !keep_alive {

@@ -1,18 +1,22 @@
 //! Request bodies spooled to disk: an upload larger than `SPOOL_MIN` is written to an unnamed
 //! file under the storage folder as it arrives, instead of growing the connection's buffer to
-//! its size, and handed to the handler as a read-only memory map (`SpooledBody`). Memory per
-//! upload stays at one read chunk however large the file, and a handler can keep the body
-//! (an `Arc`) past the request, for the worker to store it, without copying it.
+//! its size, and handed to the handler as that file (`SpooledBody`), which it reads in pieces
+//! (`read_at`, `find`): never mapped or read whole, so memory per upload stays at a chunk or two
+//! however large the file (a mapping's pages would count as resident as they are read). A
+//! handler can keep the body (an `Arc`) past the request, for the worker to store it.
 //!
 //! The file is unlinked as soon as it is created, so nothing is left behind by a crash, a
 //! dropped connection or a refused request: the data lives exactly as long as its descriptor
 //! and mapping.
 
-use crate::sys::mmap::Mapped;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
+
+/// How much of a spooled body `find` reads at a time.
+const FIND_CHUNK: usize = 64 * 1024;
 
 /// Bodies at least this large (multipart uploads only) are spooled to disk.
 pub const SPOOL_MIN: usize = 256 * 1024;
@@ -59,29 +63,69 @@ impl Spool {
         self.got == self.want
     }
 
-    /// The finished body, mapped.
-    pub fn finish(self) -> io::Result<(Vec<u8>, Arc<SpooledBody>)> {
-        let map = Mapped::of(&self.file, self.want)?;
-        Ok((self.head, Arc::new(SpooledBody { map, _file: self.file })))
+    /// The finished body.
+    pub fn finish(self) -> (Vec<u8>, Arc<SpooledBody>) {
+        (self.head, Arc::new(SpooledBody { file: self.file, len: self.want }))
     }
 }
 
-/// A complete spooled body: read-only bytes backed by an unnamed file.
+/// A complete spooled body: `len` bytes in an unnamed file.
 pub struct SpooledBody {
-    map: Mapped,
-    _file: File,
+    file: File,
+    len: usize,
 }
 
 impl SpooledBody {
-    /// The whole body.
-    pub fn bytes(&self) -> &[u8] {
-        self.map.bytes()
+    /// The body's length.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the body is empty (it never is: small bodies are not spooled).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fills `buf` with the body's bytes from `offset` (an error past the end).
+    pub fn read_at(&self, buf: &mut [u8], offset: usize) -> io::Result<()> {
+        if offset.checked_add(buf.len()).is_none_or(|end| end > self.len) {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the spooled body"));
+        }
+        self.file.read_exact_at(buf, offset as u64)
+    }
+
+    /// The bytes in `range` as a new vector.
+    pub fn read_range(&self, range: std::ops::Range<usize>) -> io::Result<Vec<u8>> {
+        let mut v = vec![0; range.len()];
+        self.read_at(&mut v, range.start)?;
+        Ok(v)
+    }
+
+    /// Where `pat` (non-empty) first occurs at or after `from`, reading the file a chunk at a
+    /// time (the last `pat.len() - 1` bytes of a chunk are read again with the next, so a match
+    /// across two chunks is found).
+    pub fn find(&self, pat: &[u8], from: usize) -> io::Result<Option<usize>> {
+        debug_assert!(!pat.is_empty() && pat.len() < FIND_CHUNK, "pattern of a sensible size");
+        let mut buf = vec![0; FIND_CHUNK];
+        let mut at = from;
+        while at + pat.len() <= self.len {
+            let n = FIND_CHUNK.min(self.len - at);
+            self.read_at(&mut buf[..n], at)?;
+            if let Some(i) = buf[..n].windows(pat.len()).position(|w| w == pat) {
+                return Ok(Some(at + i));
+            }
+            if at + n == self.len {
+                break;
+            }
+            at += n + 1 - pat.len();
+        }
+        Ok(None)
     }
 }
 
 impl std::fmt::Debug for SpooledBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SpooledBody({} bytes)", self.map.bytes().len())
+        write!(f, "SpooledBody({} bytes)", self.len)
     }
 }
 
@@ -98,9 +142,30 @@ mod tests {
         assert!(!s.complete());
         assert_eq!(s.feed(b", world and more").unwrap(), 5, "takes only what the body needs");
         assert!(s.complete());
-        let (head, body) = s.finish().unwrap();
+        let (head, body) = s.finish();
         assert_eq!(head, b"POST / HTTP/1.1\r\n\r\n");
-        assert_eq!(body.bytes(), b"hello, wor");
+        assert_eq!(body.read_range(0..10).unwrap(), b"hello, wor");
+        assert!(body.read_range(5..11).is_err(), "nothing past the end");
+        assert_eq!(body.find(b"o", 0).unwrap(), Some(4));
+        assert_eq!(body.find(b"o", 5).unwrap(), Some(8));
+        assert_eq!(body.find(b"wor", 0).unwrap(), Some(7));
+        assert_eq!(body.find(b"x", 0).unwrap(), None);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn finds_a_pattern_across_chunks() {
+        let dir = std::env::temp_dir().join(format!("cr-spool-find-{}", std::process::id()));
+        let mut data = vec![b'a'; FIND_CHUNK * 3];
+        let at = FIND_CHUNK - 2;
+        data[at..at + 5].copy_from_slice(b"--xyz");
+        data[FIND_CHUNK * 3 - 5..].copy_from_slice(b"--xyz");
+        let mut s = Spool::create(&dir, b"", data.len()).unwrap();
+        s.feed(&data).unwrap();
+        let (_, body) = s.finish();
+        assert_eq!(body.find(b"--xyz", 0).unwrap(), Some(at));
+        assert_eq!(body.find(b"--xyz", at + 1).unwrap(), Some(FIND_CHUNK * 3 - 5));
+        assert_eq!(body.find(b"--xyzz", 0).unwrap(), None);
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -1,21 +1,27 @@
 //! Image variants made in-process (design §12 "Files"), without libvips: the `thumb` Rails
-//! makes for a message attachment (`resize_to_limit: [1200, 800]`, the format kept), an
-//! avatar's `square` (512, JPEG or PNG with alpha, `Target::Photo`) and the logo's `large`
-//! and `small` (512 and 192, PNG).
+//! makes for a message attachment (`resize_to_limit: [1200, 800]`), an avatar's `square` (512,
+//! JPEG or PNG with alpha, `Target::Photo`) and the logo's `large` and `small` (512 and 192,
+//! PNG).
 //!
 //! JPEG is decoded with `jpeg-decoder`, asking it for the smallest DCT scale (1/2, 1/4, 1/8)
 //! that still covers the thumbnail, so a 12-megapixel photo is decoded at a quarter of its
 //! pixels; PNG with `png`, one row at a time straight into the resizer (`resize.rs`, ours),
-//! so the full-size image is never held. The results are encoded with `jpeg-encoder` / `png`.
-//! JPEGs are turned upright by their EXIF orientation (`orient.rs`), as libvips does.
-//! Decoders get a hard allocation cap (`MAX_DECODE_BYTES`); anything over it, or any format
-//! other than JPEG and PNG, gets no thumbnail (`Outcome::Unsupported`) and the message shows
-//! the original file instead (GIF and WebP images that need shrinking, CMYK JPEGs, video).
+//! so the full-size image is never held; GIF (the first frame) with `gif`, a line at a time
+//! (`gif_image.rs`); WebP with `image-webp`, whole, after a check of its chunks that bounds the
+//! decode (`webp_image.rs`). The results are encoded with `jpeg-encoder` / `png`: a JPEG or PNG
+//! thumbnail keeps its format, a GIF's or WebP's is PNG when it has transparency, else JPEG
+//! (no GIF or lossy WebP encoder is linked). JPEGs are turned upright by their EXIF
+//! orientation (`orient.rs`), as libvips does.
+//! Decoders get a hard allocation cap (`MAX_DECODE_BYTES`); anything over it, or any other
+//! format, gets no thumbnail (`Outcome::Unsupported`) and the message shows the original file
+//! instead (CMYK JPEGs, animated or very large WebPs, video).
 //!
 //! Runs on the worker pool, never on a loop: a large photo takes tens of milliseconds.
 
+mod gif_image;
 pub mod orient;
 pub mod resize;
+mod webp_image;
 
 use resize::{fit, Resizer};
 use std::io::Cursor;
@@ -62,9 +68,9 @@ pub enum Target {
     Png,
 }
 
-/// Shrinks `data` (a JPEG or PNG, told apart by its bytes) to fit `max_w`×`max_h`, keeping
-/// its aspect ratio and format. Other formats are `Unsupported` (the caller knows their size
-/// from the blob's metadata and can tell whether they already fit). Never panics on hostile
+/// Shrinks `data` (a JPEG, PNG, GIF or WebP, told apart by its bytes) to fit `max_w`×`max_h`,
+/// keeping its aspect ratio (and its format, for JPEG and PNG). Other formats are
+/// `Unsupported`. Never panics on hostile
 /// input; allocations stay under `MAX_DECODE_BYTES` plus the thumbnail itself.
 pub fn thumbnail(data: &[u8], max_w: u32, max_h: u32) -> Outcome {
     variant(data, max_w, max_h, Target::Same)
@@ -77,6 +83,10 @@ pub fn variant(data: &[u8], max_w: u32, max_h: u32, target: Target) -> Outcome {
         jpeg(data, max_w, max_h, target)
     } else if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         png(data, max_w, max_h, target)
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        gif_image::variant(data, max_w, max_h, target)
+    } else if data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
+        webp_image::variant(data, max_w, max_h, target)
     } else {
         return Outcome::Unsupported;
     };
@@ -178,6 +188,21 @@ fn png(data: &[u8], max_w: u32, max_h: u32, target: Target) -> Option<Option<Thu
     Some(Some(encode_png(&out, tw, th, channels)?))
 }
 
+/// Encodes RGBA pixels decoded from a GIF or WebP (or RGB, `channels` 3): PNG for the logo
+/// or when some pixel is not opaque, else JPEG (the alpha dropped).
+fn encode_any(px: Vec<u8>, w: u32, h: u32, channels: usize, target: Target) -> Option<Thumbnail> {
+    let opaque = channels == 3 || px.chunks_exact(4).all(|p| p[3] == 255);
+    if target == Target::Png || !opaque {
+        return encode_png(&px, w, h, channels);
+    }
+    if channels == 3 {
+        return encode_jpeg(&px, w, h, 3);
+    }
+    let rgb: Vec<u8> = px.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    drop(px);
+    encode_jpeg(&rgb, w, h, 3)
+}
+
 /// Encodes 8-bit grey or RGB pixels as a baseline JPEG.
 fn encode_jpeg(px: &[u8], w: u32, h: u32, channels: usize) -> Option<Thumbnail> {
     let mut data = Vec::with_capacity(px.len() / 8);
@@ -254,6 +279,82 @@ mod tests {
         assert_eq!((t.width, t.height), (533, 800), "fits 1200×800 as shown, upright");
     }
 
+    /// A GIF of a `w`×`h` screen whose first frame is a `fw`×`fh` red rectangle at (`left`,
+    /// `top`) on transparency, then a second, blue, full frame (an animation).
+    pub(crate) fn gif_of(w: u16, h: u16, (left, top, fw, fh): (u16, u16, u16, u16), interlaced: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        {
+            let mut e = gif::Encoder::new(&mut out, w, h, &[0, 0, 0, 255, 0, 0, 0, 0, 255]).unwrap();
+            e.set_repeat(gif::Repeat::Infinite).unwrap();
+            let red = vec![1u8; fw as usize * fh as usize];
+            let first = gif::Frame { left, top, width: fw, height: fh, interlaced, buffer: red.into(), ..Default::default() };
+            e.write_frame(&first).unwrap();
+            let blue = vec![2u8; w as usize * h as usize];
+            e.write_frame(&gif::Frame { width: w, height: h, delay: 10, buffer: blue.into(), ..Default::default() }).unwrap();
+        }
+        // The first frame drawn on transparency: index 0 is transparent in it.
+        let gce = out.windows(3).position(|x| x == [0x21, 0xf9, 0x04]);
+        match gce {
+            Some(i) => {
+                out[i + 3] |= 1;
+                out[i + 6] = 0;
+            }
+            None => {
+                let at = out.windows(1).position(|x| x == [0x2c]).unwrap();
+                out.splice(at..at, [0x21, 0xf9, 0x04, 0x01, 0, 0, 0, 0]);
+            }
+        }
+        out
+    }
+
+    fn png_pixels(data: &[u8]) -> (u32, u32, usize, Vec<u8>) {
+        let mut r = png::Decoder::new(Cursor::new(data)).read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let f = r.next_frame(&mut buf).unwrap();
+        (f.width, f.height, f.color_type.samples(), buf)
+    }
+
+    #[test]
+    fn an_animated_gif_is_shrunk_to_its_first_frame_on_transparency() {
+        for interlaced in [false, true] {
+            let g = gif_of(2400, 1600, (1200, 0, 1200, 800), interlaced);
+            let Outcome::Made(t) = thumbnail(&g, 1200, 800) else { panic!("no GIF thumbnail") };
+            assert_eq!((t.width, t.height, t.content_type), (1200, 800, "image/png"), "transparent: PNG");
+            let (w, _, ch, px) = png_pixels(&t.data);
+            assert_eq!(ch, 4);
+            let at = |x: u32, y: u32| &px[(y * w + x) as usize * 4..][..4];
+            assert_eq!(at(900, 100), [255, 0, 0, 255], "the red rectangle, top right (interlaced: {interlaced})");
+            assert_eq!(at(100, 100)[3], 0, "transparent where the first frame has nothing");
+            assert_eq!(at(900, 700)[3], 0, "below the rectangle too");
+        }
+        // Fully opaque: a JPEG.
+        let g = gif_of(1600, 1600, (0, 0, 1600, 1600), false);
+        let Outcome::Made(t) = thumbnail(&g, 1200, 800) else { panic!("no GIF thumbnail") };
+        assert_eq!((t.width, t.height, t.content_type), (800, 800, "image/jpeg"));
+        assert!(matches!(thumbnail(&gif_of(300, 200, (0, 0, 300, 200), false), 1200, 800), Outcome::AlreadyFits));
+        // A frame hanging over the screen's edge is cut, not a panic.
+        let g = gif_of(1600, 900, (1500, 800, 400, 300), false);
+        assert!(matches!(thumbnail(&g, 1200, 800), Outcome::Made(_)));
+    }
+
+    #[test]
+    fn a_big_webp_is_shrunk() {
+        // 1280×960 RGBA: 1.2 megapixels, within the decoding budget.
+        let w = webp_image::tests::webp_of(1280, 960);
+        let Outcome::Made(t) = thumbnail(&w, 1200, 800) else { panic!("no WebP thumbnail") };
+        assert_eq!((t.width, t.height, t.content_type), (1067, 800, "image/png"), "alpha 200: PNG");
+        let (_, _, ch, px) = png_pixels(&t.data);
+        assert_eq!(ch, 4);
+        assert!(px.chunks(4).all(|p| p[2] == 40 && p[3] == 200));
+        let small = webp_image::tests::webp_of(300, 200);
+        assert!(matches!(thumbnail(&small, 1200, 800), Outcome::AlreadyFits));
+        // The avatar's square of a WebP: JPEG or PNG at most 512.
+        let Outcome::Made(a) = variant(&w, 512, 512, Target::Photo) else { panic!("no WebP avatar") };
+        assert_eq!((a.width, a.height), (512, 384));
+        // Twice the pixels is over the budget: no thumbnail, the original is shown.
+        assert!(matches!(thumbnail(&webp_image::tests::webp_of(1810, 1358), 1200, 800), Outcome::Unsupported));
+    }
+
     #[test]
     fn a_big_png_is_shrunk_row_by_row() {
         let Outcome::Made(t) = thumbnail(&png_of(1600, 1600), 1200, 800) else { panic!("no thumbnail") };
@@ -269,6 +370,7 @@ mod tests {
         assert!(matches!(thumbnail(&jpeg_of(64, 32), 1200, 800), Outcome::AlreadyFits));
         assert!(matches!(thumbnail(&png_of(10, 10), 1200, 800), Outcome::AlreadyFits));
         assert!(matches!(thumbnail(b"GIF89a\x10\x27\x08\x00", 1200, 800), Outcome::Unsupported));
+        assert!(matches!(thumbnail(b"RIFF\0\0\0\0WEBPVP8 ", 1200, 800), Outcome::Unsupported));
         assert!(matches!(thumbnail(b"not an image", 1200, 800), Outcome::Unsupported));
         let mut cut = jpeg_of(2400, 1000);
         cut.truncate(cut.len() / 3);
@@ -293,7 +395,9 @@ mod tests {
         let mut exif_jpeg = orient::tests::jpeg_with_orientation(6, false);
         exif_jpeg.truncate(exif_jpeg.len() - 4);
         exif_jpeg.extend_from_slice(&jpeg_of(240, 160)[2..]);
-        for base in [jpeg_of(240, 160), exif_jpeg, png_of(240, 160)] {
+        let gif = gif_of(240, 160, (20, 10, 200, 100), false);
+        let webp = webp_image::tests::webp_of(240, 160);
+        for base in [jpeg_of(240, 160), exif_jpeg, png_of(240, 160), gif, webp] {
             for _ in 0..400 {
                 let mut d = base.clone();
                 for _ in 0..1 + next() % 6 {

@@ -5,11 +5,12 @@
 //! consumed), so thousands of idle keep-alive connections cost a few hundred bytes each.
 //! Output: `out[out_pos..]` holds response bytes the socket would not take yet, then `tail`
 //! from `tail_pos` (the rest of a cached or embedded body, kept by reference); a WebSocket's
-//! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`).
+//! frames wait after them in its own queue of shared frames (`Mode::Socket`'s `queue`); a file
+//! body (a blob download) waits in `file` and is read into `out` a chunk at a time as it drains.
 
 use super::websocket::SocketState;
+use crate::http::response::{FileBody, Kept};
 use crate::http::spool::Spool;
-use crate::http::response::Kept;
 use crate::http::Method;
 use crate::sys::Fd;
 use std::net::IpAddr;
@@ -41,6 +42,10 @@ pub(super) struct Conn {
     /// once they are all sent).
     pub tail: Option<Kept>,
     pub tail_pos: usize,
+    /// The rest of a file body, sent after `out` (boxed: most connections never have one).
+    pub file: Option<Box<FileBody>>,
+    /// The file body waits on the loop's flush list for its next turn.
+    pub file_queued: bool,
     /// Edge-triggered readiness we have not used up yet.
     pub readable: bool,
     pub writable: bool,
@@ -96,6 +101,8 @@ impl Conn {
             out_pos: 0,
             tail: None,
             tail_pos: 0,
+            file: None,
+            file_queued: false,
             readable: false,
             writable: true,
             eof: false,
@@ -160,10 +167,11 @@ impl Conn {
         }
     }
 
-    /// Output is waiting: response bytes, queued WebSocket frames, or TLS records.
+    /// Output is waiting: response bytes, the rest of a file body, queued WebSocket frames, or
+    /// TLS records.
     pub fn pending_out(&self) -> bool {
-        // A tail is dropped once sent, so its presence means bytes left.
-        self.out_pos < self.out.len() || self.tail.is_some() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
+        // A tail is dropped once sent, so its presence means bytes left; so is a file body.
+        self.out_pos < self.out.len() || self.tail.is_some() || self.file.is_some() || self.socket().is_some_and(|w| w.queue.unsent() > 0) || self.tls_pending()
     }
 
     /// More than `low` bytes wait, or TLS records do: read and parse nothing more for now.

@@ -1,5 +1,5 @@
 //! The only home of libc calls: epoll, sockets, eventfd, signals, clocks, getrandom,
-//! process limits, file locks, malloc tuning, a read-only shared file mapping. Everything above this folder
+//! process limits, file locks, malloc tuning. Everything above this folder
 //! is safe Rust; every `unsafe` block here carries a `// SAFETY:` line saying why the call is sound.
 //!
 //! Errors come back as `std::io::Error` built from `errno`, so callers can match on `WouldBlock`
@@ -12,7 +12,6 @@ pub mod eventfd;
 pub mod fd;
 pub mod lock;
 pub mod memory;
-pub mod mmap;
 pub mod net;
 pub mod process;
 pub mod random;

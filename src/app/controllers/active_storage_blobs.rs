@@ -8,9 +8,10 @@
 //! Rails answers with a redirect to a short-lived disk-service URL; spec/03 §11.2 lets us use
 //! our own scheme, so the file is answered right here (one request instead of two), with the
 //! Content-Type and Content-Disposition rules of spec/01 §12.6 and single byte ranges for
-//! media players. Memory stays bounded: a file is read whole only up to `WHOLE_FILE_LIMIT`;
-//! bigger ones are served in ranges of at most `RANGE_CHUNK` (an open range is cut short,
-//! which HTTP allows and media players expect).
+//! media players. The file is not read here: the response carries the open file and the
+//! loop streams it in chunks as the client takes them, so memory stays at one chunk per
+//! download whatever the file's size, whole or ranged. Blob keys are never reused for other
+//! bytes, so the key is a strong ETag.
 
 use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::crypto::variation::Variation;
@@ -18,12 +19,6 @@ use crate::crypto::{signed_id, time};
 use crate::db;
 use crate::http::Response;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-
-/// Largest file answered whole in one response (env-free on purpose: a 15 MB container).
-pub const WHOLE_FILE_LIMIT: u64 = 8 * 1024 * 1024;
-/// Most bytes sent for one range request.
-pub const RANGE_CHUNK: u64 = 2 * 1024 * 1024;
 
 /// Types a browser may show inline; everything else is an attachment (spec/01 §12.6).
 const INLINE: [&str; 10] = [
@@ -40,8 +35,9 @@ const BINARY: [&str; 11] = [
 ];
 
 /// `GET /rails/active_storage/blobs/{redirect,proxy}/:signed_id/*filename[?disposition=attachment]`:
-/// 404 for an invalid signed id, an unknown blob or a missing file; 416 for a range outside
-/// the file; 206 for a satisfiable `Range: bytes=…`; else 200 with the file.
+/// 404 for an invalid signed id, an unknown blob or a missing file; 304 when `If-None-Match`
+/// names its ETag; 416 for a range outside the file; 206 for a satisfiable `Range: bytes=…`;
+/// else 200 with the file.
 pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Flow, AppError> {
     let id = signed_id::verify_blob_signed_id(&cx.keys, rq.route.params.id, time::now_ms(), &mut cx.scratch)
         .ok_or(AppError::NotFound)?;
@@ -64,10 +60,10 @@ pub fn representation(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) ->
     serve(cx, rq, res, &blob)
 }
 
-/// Answers with the file of `blob`: content type and disposition rules, ranges, size limits.
+/// Answers with the file of `blob`: content type and disposition rules, ETag, ranges.
 fn serve(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, blob: &db::blobs::Blob) -> Result<Flow, AppError> {
     let path = storage::blob_path(&cx.config.storage_path, &blob.key).ok_or(AppError::NotFound)?;
-    let mut file = File::open(&path).map_err(|e| {
+    let file = File::open(&path).map_err(|e| {
         eprintln!("blob {}: {}: {e}", blob.id, path.display());
         AppError::NotFound
     })?;
@@ -76,19 +72,24 @@ fn serve(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, blob: &db::blob
     let stored = blob.content_type.as_deref().unwrap_or("application/octet-stream");
     let content_type = if BINARY.contains(&stored) { "application/octet-stream" } else { stored };
     let attachment = rq.params.get("disposition") == Some(b"attachment") || !INLINE.contains(&content_type);
+    let etag = format!("\"{}\"", blob.key);
+    res.header("ETag", etag.as_bytes());
+    rq.cache_control(res, b"max-age=3600, public");
+    if super::avatars::fresh(rq, &etag) {
+        res.status(304);
+        return Ok(Flow::Done);
+    }
     res.header("Content-Type", content_type.as_bytes());
     res.header("Content-Disposition", disposition(attachment, &blob.filename).as_bytes());
     res.header("Accept-Ranges", b"bytes");
     res.header("X-Content-Type-Options", b"nosniff");
-    rq.cache_control(res, b"max-age=3600, public");
 
     let (start, len) = match rq.header(b"range") {
         Some(r) => match parse_range(r, size) {
             Some((start, end)) => {
-                let len = (end - start + 1).min(RANGE_CHUNK);
                 res.status(206);
-                res.header("Content-Range", format!("bytes {start}-{}/{size}", start + len - 1).as_bytes());
-                (start, len)
+                res.header("Content-Range", format!("bytes {start}-{end}/{size}").as_bytes());
+                (start, end - start + 1)
             }
             None => {
                 res.status(416);
@@ -96,22 +97,9 @@ fn serve(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response, blob: &db::blob
                 return Ok(Flow::Done);
             }
         },
-        None if size > WHOLE_FILE_LIMIT => {
-            eprintln!("blob {}: {size} bytes is too large to send whole; only ranges are served", blob.id);
-            return Err(AppError::Head(413));
-        }
         None => (0, size),
     };
-    let body = res.body();
-    body.clear();
-    let read = file
-        .seek(SeekFrom::Start(start))
-        .and_then(|_| (&mut file).take(len).read_to_end(body));
-    if let Err(e) = read {
-        eprintln!("blob {}: read failed: {e}", blob.id);
-        body.clear();
-        return Err(AppError::Internal("blob read failed"));
-    }
+    res.set_file_body(file, start, len);
     Ok(Flow::Done)
 }
 

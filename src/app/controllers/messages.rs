@@ -102,8 +102,10 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
     if !rq.params.has_group("message") {
         return Err(AppError::BadRequest("param is missing or the value is empty: message"));
     }
-    let poster = rq.params.file("message[poster]", rq.http.body).map(|p| p.data);
-    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled).with_poster(poster));
+    let spooled = rq.http.spooled.map(|b| &**b);
+    let poster = rq.params.file("message[poster]", rq.http.body).filter(|p| p.range.len() <= attachments::POSTER_MAX_BYTES);
+    let poster = poster.map(|p| p.bytes(spooled)).transpose().map_err(|_| AppError::Internal("poster read failed"))?;
+    let upload = rq.params.file("message[attachment]", rq.http.body).map(|f| Upload::of(&f, rq.http.spooled).with_poster(poster.as_deref()));
     let body = match upload {
         // Rails takes the attachment alone when one is sent.
         Some(_) => None,

@@ -162,17 +162,21 @@ impl<H: Handler> Loop<H> {
 
     /// Writes the queues of the sockets on the flush list, oldest first: `FLUSH_BATCH` of them
     /// per loop turn, or all when fan-out is backlogged. Each socket's queue goes out with one
-    /// writev, however many frames it holds.
+    /// writev, however many frames it holds. A paused file body on the list sends its next
+    /// share (and goes back on the list behind the others, so never twice in one turn).
     pub(super) fn flush_dirty(&mut self) {
-        let budget = if self.backlogged { usize::MAX } else { FLUSH_BATCH };
+        let budget = if self.backlogged { usize::MAX } else { FLUSH_BATCH }.min(self.dirty.len());
         let mut flushed = 0;
         while flushed < budget {
             let Some(tok) = self.dirty.pop_front() else { break };
             let idx = (tok & 0xffff_ffff) as usize;
             let gen = (tok >> 32) as u32;
             let Some(slot) = self.slots.get_mut(idx).filter(|s| s.gen == gen) else { continue };
-            let Some(f) = slot.conn.as_mut().and_then(|c| c.socket_mut()) else { continue };
-            f.dirty = false;
+            let Some(c) = slot.conn.as_mut() else { continue };
+            match c.socket_mut() {
+                Some(f) => f.dirty = false,
+                None => c.file_queued = false,
+            }
             self.advance(idx);
             flushed += 1;
         }

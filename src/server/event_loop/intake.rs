@@ -33,13 +33,13 @@ impl<H: Handler> Loop<H> {
             if !sp.complete() {
                 return Next::NeedMore;
             }
-            let finished = c.take_spool().map(|sp| sp.finish());
-            let Some(Ok((head_bytes, body))) = finished else {
-                return self.refuse(idx, ParseError::Unavailable("upload spool map failed"));
+            let Some((head_bytes, body)) = c.take_spool().map(|sp| sp.finish()) else {
+                return self.refuse(idx, ParseError::Unavailable("upload spool lost"));
             };
             let mut headers = [Header::EMPTY; HEADER_SLOTS];
             let ran = match parse_head(&head_bytes, limits, &mut headers) {
-                Ok(Some(head)) => dispatch(&head, body.bytes(), Some(&body), (c.peer, c.tls), handler, res, arena, queue, tok, log),
+                // The body stays on disk: the handler reads it from `spooled` in pieces.
+                Ok(Some(head)) => dispatch(&head, b"", Some(&body), (c.peer, c.tls), handler, res, arena, queue, tok, log),
                 _ => return self.refuse(idx, ParseError::Bad("spooled head changed")),
             };
             return self.after_dispatch(idx, ran, draining);
@@ -248,12 +248,21 @@ pub(super) fn dispatch_dechunked<H: Handler>(
     Some(dispatch(&head, body, None, (c.peer, c.tls), handler, res, arena, queue, tok, log))
 }
 
-/// Frames `res` and sends it (or queues it behind earlier output).
-pub(super) fn respond(c: &mut Conn, res: &Response, head: &mut Vec<u8>, head_only: bool, http10: bool, keep_alive: bool, now: u64) {
+/// Frames `res` and sends it (or queues it behind earlier output). A file body moves to the
+/// connection, which sends it after the head as the socket drains (`io::flush`).
+pub(super) fn respond(c: &mut Conn, res: &mut Response, head: &mut Vec<u8>, head_only: bool, http10: bool, keep_alive: bool, now: u64) {
     head.clear();
     res.write_head(head, http10, keep_alive);
-    let (body, of) = if head_only || bodiless(res.code()) { (&b""[..], None) } else { (res.body_bytes(), Some(res)) };
+    let no_body = head_only || bodiless(res.code());
+    let (body, of) = if no_body { (&b""[..], None) } else { (res.body_bytes(), Some(&*res)) };
     queue_out(c, head, body, of, now);
+    if let Some(f) = res.take_file_body().filter(|f| !no_body && f.len > 0) {
+        debug_assert!(c.file.is_none(), "a second file body while one is still being sent");
+        c.file = Some(Box::new(f));
+        if !c.dead && c.writable && c.out_pos == c.out.len() && c.tail.is_none() {
+            flush(c, now);
+        }
+    }
     if !keep_alive {
         c.close_after = true;
     }

@@ -184,12 +184,45 @@ pub(super) fn discard_input(c: &mut Conn) {
     }
 }
 
-/// Sends queued output until it is gone or the socket is full: the response bytes first, then
-/// a socket's queued frames.
+/// Sends queued output until it is gone or the socket is full: the response bytes first (with
+/// the rest of a file body, a chunk at a time), then a socket's queued frames.
 pub(super) fn flush(c: &mut Conn, now: u64) {
     if !c.send_tls_pending(now) {
         return;
     }
+    // A file body goes out at most FILE_CHUNKS_PER_TURN chunks per call: a client that reads as
+    // fast as we write (loopback, a fast LAN) never fills the socket, and the loop's other
+    // connections must not wait for the whole download. `Loop::advance` requeues the rest.
+    let mut chunks = 0;
+    loop {
+        send_out(c, now);
+        if c.dead || c.out_pos < c.out.len() || c.tail.is_some() || chunks == FILE_CHUNKS_PER_TURN || !refill(c) {
+            break;
+        }
+        chunks += 1;
+    }
+    if c.dead || c.out_pos < c.out.len() || c.tail.is_some() || c.file.is_some() {
+        return;
+    }
+    if c.out.capacity() > CONN_OUT_KEEP {
+        c.out = Vec::new();
+    }
+    let Conn { fd, session, mode, .. } = c;
+    let Mode::Socket(f) = mode else { return };
+    let mut progress = false;
+    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
+        ws::Wrote::All => {}
+        ws::Wrote::Blocked => c.writable = false,
+        ws::Wrote::Failed => c.dead = true,
+    }
+    if progress {
+        c.out_since = now;
+    }
+}
+
+/// Sends `out[out_pos..]` and then the kept tail until both are gone (then empties them) or the
+/// socket is full.
+fn send_out(c: &mut Conn, now: u64) {
     while c.out_pos < c.out.len() || c.tail_left() > 0 {
         let rest = c.tail.as_ref().map_or(&b""[..], |t| &t.bytes()[c.tail_pos..]);
         let from_out = c.out.len() - c.out_pos;
@@ -220,18 +253,35 @@ pub(super) fn flush(c: &mut Conn, now: u64) {
     c.out_pos = 0;
     c.tail = None;
     c.tail_pos = 0;
-    if c.out.capacity() > CONN_OUT_KEEP {
-        c.out = Vec::new();
-    }
-    let Conn { fd, session, mode, .. } = c;
-    let Mode::Socket(f) = mode else { return };
-    let mut progress = false;
-    match f.queue.write(|parts| transport::writev(fd, session.as_mut(), parts), &mut progress) {
-        ws::Wrote::All => {}
-        ws::Wrote::Blocked => c.writable = false,
-        ws::Wrote::Failed => c.dead = true,
-    }
-    if progress {
-        c.out_since = now;
+}
+
+/// Reads the next chunk of the connection's file body into its empty output buffer. False
+/// when there is no file body, or it failed (the connection is then dead: its Content-Length
+/// can no longer be kept, so closing is the only honest end).
+fn refill(c: &mut Conn) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Some(f) = c.file.as_mut() else { return false };
+    debug_assert!(c.out.is_empty() && c.out_pos == 0 && c.tail.is_none(), "refilling over unsent output");
+    let want = f.len.min(FILE_CHUNK as u64) as usize;
+    c.out.resize(want, 0);
+    loop {
+        match f.file.read_at(&mut c.out, f.offset) {
+            Ok(0) => eprintln!("server: a file body ended {} bytes early; closing", f.len),
+            Ok(n) => {
+                c.out.truncate(n);
+                f.offset += n as u64;
+                f.len -= n as u64;
+                if f.len == 0 {
+                    c.file = None;
+                }
+                return true;
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => eprintln!("server: reading a file body failed: {e}; closing"),
+        }
+        c.out.clear();
+        c.file = None;
+        c.dead = true;
+        return false;
     }
 }

@@ -68,6 +68,12 @@ const OUT_KEEP: usize = 64 * 1024;
 /// A connection's output buffer above this is freed once flushed: an idle keep-alive connection
 /// must not keep the capacity a blocked response once needed (up to 64 KiB each before).
 const CONN_OUT_KEEP: usize = 4 * 1024;
+/// A file body is read into the connection's output buffer this much at a time, the buffer
+/// reused chunk after chunk (and freed with the last): a download's memory whatever the file's size.
+const FILE_CHUNK: usize = 64 * 1024;
+/// File body chunks sent to one connection per loop turn (1 MiB), so a download to a client
+/// that keeps up with us shares the loop with everyone else (the rest waits on `dirty`).
+const FILE_CHUNKS_PER_TURN: usize = 16;
 const EVENTS: usize = 256;
 const ACCEPTS_PER_WAKE: usize = 64;
 const SWEEP_GAP_MS: u64 = 50;
@@ -234,7 +240,8 @@ struct Loop<H: Handler> {
     done: Vec<Done<H>>,
     /// Socket frames swapped out of the mailbox, reused likewise.
     mail: Vec<Mail>,
-    /// Tokens of writable sockets with queued frames, in the order they got them.
+    /// Tokens of writable sockets with queued frames, in the order they got them, and of
+    /// writable connections whose file body paused after its turn's share.
     dirty: VecDeque<u64>,
     /// Some socket's queue passed `BACKLOG_FRAMES`: flush them all before taking new work.
     backlogged: bool,
@@ -503,7 +510,8 @@ impl<H: Handler> Loop<H> {
                 }
                 break;
             }
-            if c.is_parked() || c.over_low_water(OUT_LOW_WATER) {
+            // A file body still streaming: the next response must wait behind all of it.
+            if c.is_parked() || c.file.is_some() || c.over_low_water(OUT_LOW_WATER) {
                 break;
             }
             match self.next_request(idx) {
@@ -531,6 +539,18 @@ impl<H: Handler> Loop<H> {
         }
         self.release_buffer(idx);
         self.update_deadline(idx);
+        self.requeue_file(idx);
+    }
+
+    /// A file body that paused with the socket still writable continues on the next turn.
+    fn requeue_file(&mut self, idx: usize) {
+        let Some(slot) = self.slots.get_mut(idx) else { return };
+        let tok = token(idx, slot.gen);
+        let Some(c) = slot.conn.as_mut() else { return };
+        if c.file.is_some() && c.writable && !c.dead && !c.file_queued {
+            c.file_queued = true;
+            self.dirty.push_back(tok);
+        }
     }
 
     /// Brings the process's count of held bytes up to date with a connection that now holds
