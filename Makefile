@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup soak clean
 all: campfire-room
 
 campfire-room: build
@@ -59,6 +59,12 @@ bench-quick: campfire-room
 # The memory goal: quick HTTP load and 1,000 cable clients with the server in a 15 MB cgroup (root).
 bench-cgroup: campfire-room
 	bench/cgroup.sh
+
+# The standing abuse suite (issue 15): overload to 4,096 connections, slowloris, never-read
+# pipelines, Cable slow consumers and kill -9 mid-post, against the server in the 15 MB cgroup;
+# one line per case (bench/soak.sh). Root, loopback only, about 4 minutes.
+soak: campfire-room
+	bench/soak.sh
 
 # The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
 # certificate and bytes (docs/bench.md "HTTPS").
