@@ -62,7 +62,7 @@ bench-cgroup: campfire-room
 
 # The standing abuse suite (issue 15): overload to 4,096 connections, slowloris, never-read
 # pipelines, Cable slow consumers and kill -9 mid-post, against the server in the 15 MB cgroup;
-# one line per case (bench/soak.sh). Root, loopback only, about 4 minutes.
+# one line per case (bench/soak.sh). Root, loopback only, about 2 minutes.
 soak: campfire-room
 	bench/soak.sh
 

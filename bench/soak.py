@@ -196,8 +196,9 @@ def case_pipeline(a, addr, host, lab):
     dropped = sum(1 for s, _ in socks if closed(s))
     for s, _ in socks:
         s.close()
-    ok = alive(a.pid) and probe.errors == 0
-    print(f"soak pipeline {a.n}x{a.m}: held {a.secs:.0f} s, connections dropped by the server {dropped}, send errors {sent_err}; {probe.finish()} {'PASS' if ok else 'FAIL'}")
+    up = alive(a.pid)
+    ok = up and probe.errors == 0
+    print(f"soak pipeline {a.n}x{a.m}: held {a.secs:.0f} s, connections closed {dropped}, send errors {sent_err}, server {'alive' if up else 'DEAD'}; {probe.finish()} {'PASS' if ok else 'FAIL'}")
     return ok
 
 def ws_connect(addr, host, cookie):

@@ -7,7 +7,7 @@
 #   1,000 x 50 pipelined room-page GETs never read, 300 Action Cable slow consumers (subscribed,
 #     never reading, while messages are posted), kill -9 mid-post x5 (acknowledged vs found with
 #     the sqlite3 CLI, PRAGMA integrity_check, the FTS index's integrity-check).
-# Loopback only; bounded in time (about 4 minutes). Needs root (the cgroup) and sqlite3.
+# Loopback only; bounded in time (about 2 minutes, plus building campfire-bench and the seed). Needs root (the cgroup) and sqlite3.
 # Exit status 1 if any case failed, the server died or the cgroup saw an OOM kill.
 #
 # Environment: CGROUP_LIMIT (15M), SOAK_PORT (25160), CAMPFIRE_LOOPS (1), SERVER_CPU /
@@ -132,7 +132,7 @@ for case in $cases; do
     start_server ;;
   *) echo "bench/soak.sh: unknown case $case" >&2; fail ;;
   esac
-  kill -0 "$server_pid" 2>/dev/null || { echo "soak: the server died during $case"; fail; start_server; }
+  kill -0 "$server_pid" 2>/dev/null || { echo "soak: the server died during $case (cgroup oom_kill=$(oom_kills) so far); restarted"; fail; start_server; }
 done
 
 ooms=$(oom_kills)
