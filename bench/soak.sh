@@ -95,7 +95,7 @@ for case in $cases; do
       soak probe --secs 6 > "$work/probe-$c.txt" 2>&1 &
       probe=$!
       taskset -c "$loadgen_cpu" "$bench" overload --url "$url" --labels "$labels" --pid "$server_pid" \
-        --clients "$c" --routes room_show --secs 4 --warmup-secs 1 > "$work/overload-$c.txt" 2>&1
+        --clients "$c" --routes room_show --secs 4 --warmup-secs 1 --out "$work/overload-$c.json" > "$work/overload-$c.txt" 2>&1
       wait "$probe"
       line=$(grep -E '^server +room_show +c=' "$work/overload-$c.txt" | tail -1)
       errs=$(sed -n 's/.* err \([0-9]*\) invalid \([0-9]*\).*/\1 \2/p' <<< "$line")
