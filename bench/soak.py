@@ -101,7 +101,8 @@ class Probe(threading.Thread):
         while not self.stop:
             t = time.monotonic()
             try:
-                st, _, _ = request(self.addr, get(self.host, "/up"), timeout=10)
+                # A slow answer is a latency, not an error: only a refusal or 30 s of nothing is.
+                st, _, _ = request(self.addr, get(self.host, "/up"), timeout=30)
                 if st != 200:
                     self.errors += 1
             except OSError:
