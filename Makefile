@@ -13,7 +13,7 @@ ifneq ($(filter x86_64-unknown-linux-gnu,$(TARGET)),)
 HOT_ORDER ?= -C link-arg=-Wl,--symbol-ordering-file=$(CURDIR)/build/hot-symbols.txt -C link-arg=-Wl,--no-warn-symbol-ordering
 endif
 
-.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-cgroup-https bench-https bench-growth clean
+.PHONY: all build test e2e fuzz bench bench-quick bench-cgroup bench-cgroup-https bench-https bench-growth soak clean
 all: campfire-room
 
 campfire-room: build
@@ -68,6 +68,12 @@ bench-growth: campfire-room
 # The same suite over HTTPS and wss://, the server serving its own certificate (issue 14 §2).
 bench-cgroup-https: campfire-room
 	CGROUP_TLS=1 bench/cgroup.sh
+
+# The standing abuse suite (issue 15): overload to 4,096 connections, slowloris, never-read
+# pipelines, Cable slow consumers and kill -9 mid-post, against the server in the 15 MB cgroup;
+# one line per case (bench/soak.sh). Root, loopback only, about 2 minutes.
+soak: campfire-room
+	bench/soak.sh
 
 # The HTTPS row: cached room page over TLS and full handshakes, against nginx with the same
 # certificate and bytes (docs/bench.md "HTTPS").

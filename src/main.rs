@@ -31,6 +31,10 @@ fn main() {
         eprintln!("campfire-room: {e}");
         std::process::exit(1);
     }
+    // A test hook (db::fault, tests/faults_io_errors.rs): SQLite writes fail while this file exists.
+    if let Some(flag) = std::env::var_os("CAMPFIRE_FAULT_FILE") {
+        campfire::db::fault::install(flag.into());
+    }
     // Held for the process's life: `restore` must not swap the database under a server.
     let _serving = serving_lock(&cfg);
     let tls = start_tls(&cfg);

@@ -123,7 +123,8 @@ impl StoredAttachment {
 }
 
 /// Stores `up` under `root`, analyzes it and makes its thumbnail. Worker thread only.
-/// A thumbnail that cannot be made is not an error (the message shows the original).
+/// A thumbnail that cannot be made is not an error (the message shows the original). On a
+/// disk error (a full disk) the files already written are deleted before the error returns.
 pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
     let (name, declared) = (&up.filename, &up.content_type);
     let (mut blob, bytes): (Stored, Cow<'_, [u8]>) = match &up.data {
@@ -133,24 +134,49 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
             None => (storage::write_spooled(root, body, range.clone(), name, declared)?, Cow::Borrowed(&[])),
         },
     };
-    let data = &bytes[..];
+    let mut written = vec![blob.key.clone()];
+    match derived(root, &up, &bytes, &mut blob, &mut written) {
+        Ok((preview, thumb, decoded)) => {
+            let filename = up.filename.clone();
+            drop(bytes);
+            drop(up);
+            if decoded {
+                // The decoded image was megabytes the worker's arena would otherwise keep.
+                crate::sys::process::release_free_memory();
+            }
+            Ok(StoredAttachment { filename, blob, thumb, preview })
+        }
+        Err(e) => {
+            storage::delete(root, &written);
+            Err(e)
+        }
+    }
+}
+
+type Preview = Option<(Stored, String)>;
+type Thumb = Option<(Stored, String, String)>;
+
+/// The files made from a stored `blob` whose bytes (when it is an image read whole) are
+/// `data`: a video's preview image and the thumbnail, each key added to `written` as soon as
+/// its file exists; and whether the image was decoded.
+fn derived(root: &Path, up: &Upload, data: &[u8], blob: &mut Stored, written: &mut Vec<String>) -> io::Result<(Preview, Thumb, bool)> {
     let preview = match &up.poster {
         Some(poster) if blob.content_type.starts_with("video/") => video_preview(root, &up.filename, poster)?,
         _ => None,
     };
-    if preview.is_some() {
+    if let Some((p, _)) = &preview {
+        written.push(p.key.clone());
         if let Some((w, h)) = up.poster.as_deref().and_then(storage::display_size) {
             blob.metadata = format!("{{\"identified\":true,\"width\":{w},\"height\":{h},\"video\":true,\"analyzed\":true}}");
         }
     }
-    let mut made_thumbnail = false;
+    let mut decoded = false;
     let thumb = match (thumb_format(&up.filename, blob.content_type), storage::display_size(data)) {
         (Some(format), Some((w, h))) => {
             let name = variant_filename(&up.filename, &format);
             let variation = Variation { format: format.clone(), max_width: THUMB_MAX_WIDTH, max_height: THUMB_MAX_HEIGHT };
-            let decode = fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) != (w, h);
-            made_thumbnail = decode;
-            let made = if !decode {
+            decoded = fit(w, h, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT) != (w, h);
+            let made = if !decoded {
                 Outcome::AlreadyFits
             } else {
                 images::thumbnail(data, THUMB_MAX_WIDTH, THUMB_MAX_HEIGHT)
@@ -160,18 +186,12 @@ pub fn store(root: &Path, up: Upload) -> io::Result<StoredAttachment> {
                 Outcome::Made(t) => Some(storage::write(root, &t.data, &name, t.content_type.as_bytes())?),
                 Outcome::Unsupported => None,
             };
+            written.extend(stored.as_ref().map(|s| s.key.clone()));
             stored.map(|s| (s, variation.digest(), name))
         }
         _ => None,
     };
-    let filename = up.filename.clone();
-    drop(bytes);
-    drop(up);
-    if made_thumbnail {
-        // The decoded image was megabytes the worker's arena would otherwise keep.
-        crate::sys::process::release_free_memory();
-    }
-    Ok(StoredAttachment { filename, blob, thumb, preview })
+    Ok((preview, thumb, decoded))
 }
 
 /// Stores the browser's poster frame for video `filename` as its preview image, when it is a

@@ -24,6 +24,9 @@ pub enum AppError {
     Unprocessable(&'static str),
     /// The database failed.
     Db(crate::db::Error),
+    /// The disk is full (SQLITE_FULL, or ENOSPC writing a file): 507 with Retry-After; the
+    /// same request may succeed once space returns, and nothing of it was kept.
+    NoSpace(&'static str),
     /// The worker pool is saturated: 503 with Retry-After.
     Busy,
     /// Anything else that should not happen: 500 with the page.
@@ -37,6 +40,15 @@ impl From<crate::db::Error> for AppError {
 }
 
 impl AppError {
+    /// The answer to a file that could not be written: 507 when the disk (or a quota) is
+    /// full, so the browser can say so, else 500. `why` is the log line's reason.
+    pub fn file_not_stored(e: &std::io::Error, why: &'static str) -> AppError {
+        match e.kind() {
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => AppError::NoSpace(why),
+            _ => AppError::Internal(why),
+        }
+    }
+
     /// The HTTP status this error answers with.
     pub fn status(&self) -> u16 {
         match self {
@@ -46,6 +58,8 @@ impl AppError {
             AppError::NotAcceptable => 406,
             AppError::Unprocessable(_) => 422,
             AppError::Busy => 503,
+            AppError::NoSpace(_) => 507,
+            AppError::Db(e) if e.is_full() => 507,
             AppError::Db(_) | AppError::Internal(_) => 500,
         }
     }
@@ -60,7 +74,7 @@ pub fn render(err: &AppError, route: &str, json: bool, res: &mut Response) {
     let status = err.status();
     match err {
         AppError::Db(e) => eprintln!("app: {route}: {status} database error: {e:?}"),
-        AppError::BadRequest(why) | AppError::Unprocessable(why) | AppError::Internal(why) => {
+        AppError::BadRequest(why) | AppError::Unprocessable(why) | AppError::Internal(why) | AppError::NoSpace(why) => {
             eprintln!("app: {route}: {status} {why}")
         }
         AppError::Busy => eprintln!("app: {route}: 503 worker queue full"),
@@ -68,7 +82,7 @@ pub fn render(err: &AppError, route: &str, json: bool, res: &mut Response) {
     }
     res.status(status);
     res.body().clear();
-    if status == 503 {
+    if status == 503 || status == 507 {
         res.header("Retry-After", RETRY_AFTER);
     }
     if matches!(err, AppError::Head(_)) {

@@ -74,8 +74,9 @@ pub struct StoredFile {
 
 /// Writes `file`, when there is one, under a fresh blob key with its `variants`, and hands
 /// `ticket` back with it. Disk I/O and image work: call it on the worker. On a disk error the
-/// request is answered with a 500 through `ticket`, one line is logged naming `who` (e.g.
-/// `profiles#update`), and the result is `None`: the caller has nothing left to do. An image
+/// request is answered with a 500 (507 when the disk is full) through `ticket`, one line is
+/// logged naming `who` (e.g. `profiles#update`), and the result is `None`: the caller has
+/// nothing left to do. An image
 /// that cannot be resized just gets no variant (serving falls back to the original).
 pub fn store(file: Option<FormFile>, root: &Path, variants: &[Named], who: &str, ticket: Ticket) -> Option<(Option<StoredFile>, Ticket)> {
     let Some(f) = file else { return Some((None, ticket)) };
@@ -83,7 +84,8 @@ pub fn store(file: Option<FormFile>, root: &Path, variants: &[Named], who: &str,
         Ok(stored) => Some((Some(stored), ticket)),
         Err(e) => {
             eprintln!("{who}: cannot store the uploaded file: {e}");
-            ticket.finish(|_, _| Err(AppError::Internal("upload not stored")));
+            let err = AppError::file_not_stored(&e, "upload not stored");
+            ticket.finish(move |_, _| Err(err));
             None
         }
     }

@@ -62,8 +62,11 @@ pub fn write(storage: &Path, data: &[u8], filename: &str, declared: &[u8]) -> io
         fs::create_dir_all(dir)?;
     }
     let tmp = path.with_extension("part");
-    fs::write(&tmp, data)?;
-    fs::rename(&tmp, &path)?;
+    if let Err(e) = fs::write(&tmp, data).and_then(|()| fs::rename(&tmp, &path)) {
+        // A full disk leaves half a file: it must not keep the space it took.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     Ok(describe(key, data, data.len(), &md5(data), filename, declared))
 }
 
@@ -130,8 +133,10 @@ pub fn link(storage: &Path, key: &str) -> io::Result<String> {
     }
     if fs::hard_link(&from, &to).is_err() {
         let tmp = to.with_extension("part");
-        fs::copy(&from, &tmp)?;
-        fs::rename(&tmp, &to)?;
+        if let Err(e) = fs::copy(&from, &tmp).and_then(|_| fs::rename(&tmp, &to)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
     }
     Ok(new_key)
 }

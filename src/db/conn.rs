@@ -515,7 +515,7 @@ impl Conn {
 /// Process-wide SQLite settings, applied once before the library initializes: no memory
 /// statistics, which otherwise take a global mutex on every SQLite allocation in every
 /// thread (we never read them).
-fn configure_library() {
+pub(super) fn configure_library() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // SAFETY: sqlite3_config must run before sqlite3_initialize and not concurrently

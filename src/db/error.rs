@@ -32,6 +32,12 @@ impl Error {
         matches!(self.primary(), ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED)
     }
 
+    /// SQLITE_FULL: the disk (or the file system holding the database) is full; the write
+    /// may succeed once space returns.
+    pub fn is_full(&self) -> bool {
+        self.primary() == ffi::SQLITE_FULL
+    }
+
     /// A UNIQUE / NOT NULL / FOREIGN KEY / CHECK violation.
     pub fn is_constraint(&self) -> bool {
         self.primary() == ffi::SQLITE_CONSTRAINT

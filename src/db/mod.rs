@@ -21,6 +21,7 @@ pub mod time;
 pub mod schema;
 pub mod writer;
 pub mod wal_index;
+pub mod fault;
 
 pub mod accounts;
 pub mod auth;

@@ -39,6 +39,8 @@ pub enum ParseError {
     Expectation,
     /// 503: the request is fine but cannot be taken now (an upload that cannot be spooled).
     Unavailable(&'static str),
+    /// 507: the same, because the disk holding the upload spool is full.
+    NoSpace(&'static str),
 }
 
 impl ParseError {
@@ -52,6 +54,7 @@ impl ParseError {
             ParseError::Version => 505,
             ParseError::Expectation => 417,
             ParseError::Unavailable(_) => 503,
+            ParseError::NoSpace(_) => 507,
         }
     }
 
@@ -65,7 +68,7 @@ impl ParseError {
             ParseError::NotImplemented => "unsupported transfer coding",
             ParseError::Version => "unsupported HTTP version",
             ParseError::Expectation => "unsupported expectation",
-            ParseError::Unavailable(why) => why,
+            ParseError::Unavailable(why) | ParseError::NoSpace(why) => why,
         }
     }
 }

@@ -38,6 +38,7 @@ pub fn reason(code: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
+        507 => "Insufficient Storage",
         _ => "",
     }
 }

@@ -235,7 +235,7 @@ impl Request {
         self.header("Cookie", &v.join("; "))
     }
 
-    fn bytes(&self, port: u16) -> Vec<u8> {
+    pub fn bytes(&self, port: u16) -> Vec<u8> {
         let mut out = format!("{} {} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n", self.method, self.path);
         for (k, v) in &self.headers {
             out.push_str(&format!("{k}: {v}\r\n"));
@@ -267,7 +267,7 @@ pub struct Response {
 }
 
 impl Response {
-    fn parse(raw: &[u8]) -> Response {
+    pub fn parse(raw: &[u8]) -> Response {
         let text = String::from_utf8_lossy(raw).into_owned();
         let raw_body = raw.windows(4).position(|w| w == b"\r\n\r\n").map_or(Vec::new(), |i| raw[i + 4..].to_vec());
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));

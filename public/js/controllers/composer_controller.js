@@ -61,7 +61,7 @@ export default class extends Controller {
 
   submitEnd(event) {
     if (!event.detail.success && this.lastClientMessageId && this.hasMessagesOutlet) {
-      this.messagesOutlet.failPendingMessage(this.lastClientMessageId)
+      this.messagesOutlet.failPendingMessage(this.lastClientMessageId, refusal(event.detail.fetchResponse?.statusCode))
     }
   }
 
@@ -188,13 +188,22 @@ export default class extends Controller {
       const fail = (reason) => this.messagesOutlet?.failPendingMessage(clientMessageId, reason)
       request.addEventListener("load", () => {
         if (request.status < 400) window.Turbo.renderStreamMessage(request.responseText)
-        else fail(request.status === 413 ? tooLarge : request.status === 503 ? "the server is busy, try again" : `the server answered ${request.status}`)
+        else fail(request.status === 413 ? tooLarge : refusal(request.status))
         resolve()
       })
       request.addEventListener("error", () => { fail("the connection was lost"); resolve() })
       request.send(data)
     })
   }
+}
+
+// What "Not sent" adds for a refused post: a full disk (507) and a busy server (503) will
+// pass, so say so; other statuses are named; none (a lost connection) says that.
+function refusal(status) {
+  if (!status) return "the connection was lost"
+  if (status === 507) return "the server's disk is full, try again later"
+  if (status === 503) return "the server is busy, try again"
+  return `the server answered ${status}`
 }
 
 // The first frame of a video file, drawn on a canvas at the video's size fitted to 1200×800

@@ -200,7 +200,8 @@ pub(crate) fn post(
     let queued = cx.worker.submit(move || match attachments::store(&root, upload) {
         Err(e) => {
             eprintln!("messages#create: cannot store the attachment: {e}");
-            ticket.finish(|_, _| Err(AppError::Internal("attachment not stored")));
+            let err = AppError::file_not_stored(&e, "attachment not stored");
+            ticket.finish(move |_, _| Err(err));
         }
         Ok(stored) => {
             let keys = stored.keys();

@@ -20,9 +20,13 @@ impl<H: Handler> Loop<H> {
         if let Mode::Spooling(sp) = &mut c.mode {
             // An upload being spooled: the buffer holds more of its body.
             let fed = sp.feed(&c.buf[c.start..c.end]);
-            let Ok(n) = fed else {
-                c.mode = Mode::Requests;
-                return self.refuse(idx, ParseError::Unavailable("upload spool write failed"));
+            let n = match fed {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("server: an upload's spool write failed: {e}");
+                    c.mode = Mode::Requests;
+                    return self.refuse(idx, spool_refusal(&e, "upload spool write failed"));
+                }
             };
             c.start += n;
             if sp.progress >= spool::PROGRESS_BYTES {
@@ -81,7 +85,7 @@ impl<H: Handler> Loop<H> {
                                 }
                                 Err(e) => {
                                     eprintln!("server: cannot spool an upload to {}: {e}", spool_dir.display());
-                                    return self.refuse(idx, ParseError::Unavailable("upload spool unavailable"));
+                                    return self.refuse(idx, spool_refusal(&e, "upload spool unavailable"));
                                 }
                             }
                         }
@@ -265,6 +269,15 @@ pub(super) fn respond(c: &mut Conn, res: &mut Response, head: &mut Vec<u8>, head
     }
     if !keep_alive {
         c.close_after = true;
+    }
+}
+
+/// An upload the spool could not take: 507 when its disk is full, else 503 (both close the
+/// connection, whose unread body would otherwise be taken for the next request).
+fn spool_refusal(e: &std::io::Error, why: &'static str) -> ParseError {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => ParseError::NoSpace(why),
+        _ => ParseError::Unavailable(why),
     }
 }
 
