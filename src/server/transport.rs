@@ -15,8 +15,8 @@
 
 use super::conn::Conn;
 use crate::sys::{net, Fd};
-use rustls::server::UnbufferedServerConnection;
-use rustls::unbuffered::{ConnectionState, EncryptError, InsufficientSizeError};
+use rustls::server::{ServerConnectionData, UnbufferedServerConnection};
+use rustls::unbuffered::{ConnectionState, EncodeError, EncodeTlsData, EncryptError, InsufficientSizeError};
 use std::cell::RefCell;
 use std::io::{self, ErrorKind};
 
@@ -66,6 +66,17 @@ pub(super) type Session = Box<TlsSession>;
 
 fn invalid(e: rustls::Error) -> io::Error {
     io::Error::new(ErrorKind::InvalidData, e)
+}
+
+/// Appends a handshake or alert record rustls made to `out` (asked first for its size).
+fn encode(e: &mut EncodeTlsData<'_, ServerConnectionData>, out: &mut Vec<u8>) {
+    let at = out.len();
+    if let Err(EncodeError::InsufficientSize(InsufficientSizeError { required_size })) = e.encode(&mut []) {
+        out.resize(at + required_size, 0);
+        if e.encode(&mut out[at..]).is_err() {
+            out.truncate(at);
+        }
+    }
 }
 
 /// Copies `src` into `dst[*got..]` as far as it fits; returns how much was copied.
@@ -184,15 +195,7 @@ impl TlsSession {
                         self.plain.extend_from_slice(&payload[n..]);
                     }
                 }
-                Ok(ConnectionState::EncodeTlsData(mut e)) => {
-                    let at = out.len();
-                    let need = match e.encode(&mut []) {
-                        Err(rustls::unbuffered::EncodeError::InsufficientSize(InsufficientSizeError { required_size })) => required_size,
-                        _ => 0,
-                    };
-                    out.resize(at + need, 0);
-                    let _ = e.encode(&mut out[at..]);
-                }
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
                 Ok(ConnectionState::TransmitTlsData(t)) => {
                     // Handshake flights, tickets, alerts: a full socket leaves them pending,
                     // which `pending_out` reports and `flush` finishes.
@@ -228,12 +231,7 @@ impl TlsSession {
         let mut none = [0u8; 0];
         for _ in 0..8 {
             match self.tls.process_tls_records(&mut none).state {
-                Ok(ConnectionState::EncodeTlsData(mut e)) => {
-                    let mut record = [0u8; 64];
-                    if let Ok(n) = e.encode(&mut record) {
-                        out.extend_from_slice(&record[..n]);
-                    }
-                }
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
                 Ok(ConnectionState::TransmitTlsData(t)) => t.done(),
                 _ => break,
             }
@@ -273,11 +271,7 @@ impl TlsSession {
                         }
                     };
                 }
-                Ok(ConnectionState::EncodeTlsData(mut e)) => {
-                    let mut record = vec![0u8; RECORD_MAX];
-                    let n = e.encode(&mut record).unwrap_or(0);
-                    out.extend_from_slice(&record[..n]);
-                }
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
                 Ok(ConnectionState::TransmitTlsData(t)) => {
                     let sent = self.pending.queue(fd, out);
                     t.done();
