@@ -1,160 +1,367 @@
-//! The bytes between a connection and its socket: plain, or through a rustls server session
+//! The bytes between a connection and its socket: plain, or through a rustls session
 //! (`Conn.session`). The loop reads plaintext and writes plaintext through `Conn::recv` and
 //! `Conn::send`; with TLS, records are read and written here, without ever blocking.
 //!
 //! Invariants the loop relies on, kept for TLS as for a plain socket:
 //! - a read shorter than the buffer means the socket is drained (edge-triggered epoll);
 //! - bytes the socket would not take stay counted in `Conn::pending_out`: new plaintext is
-//!   only taken once earlier ciphertext has left, so at most one batch of records waits
-//!   inside rustls and everything else waits in the connection's own buffers.
+//!   only taken once earlier ciphertext has left, so at most one batch of records waits in
+//!   the session and everything else waits in the connection's own buffers.
 //!
-//! Memory: an idle session holds rustls's 4 KB record buffer and its keys; plaintext buffers
-//! are freed as they are consumed.
+//! Memory: rustls's unbuffered API leaves the buffers to us. Records are read into and
+//! written from one scratch per loop thread; a session keeps only its keys and state, plus,
+//! between two reads or writes, a partial record, undelivered plaintext or unsent ciphertext,
+//! each in a Vec freed once empty. An idle session owns no buffer at all.
 
 use super::conn::Conn;
 use crate::sys::{net, Fd};
-use rustls::ServerConnection;
-use std::io::{self, ErrorKind, Read, Write};
+use rustls::server::{ServerConnectionData, UnbufferedServerConnection};
+use rustls::unbuffered::{ConnectionState, EncodeError, EncodeTlsData, EncryptError, InsufficientSizeError};
+use std::cell::RefCell;
+use std::io::{self, ErrorKind};
 
 const PLAIN_HTTP_ON_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 44\r\nConnection: close\r\n\r\nThis port speaks HTTPS: use an https:// URL\n";
 
-/// A boxed session: a few hundred bytes of pointers in `Conn` would cost every plain
-/// connection too.
-pub(super) type Session = Box<ServerConnection>;
+/// The largest TLS record on the wire: header, 16 KB of plaintext, TLS 1.2's allowed expansion.
+const RECORD_MAX: usize = 5 + 16384 + 2048;
+/// Plaintext encrypted (and ciphertext read) per batch: one writev or read moves this much.
+const BATCH: usize = 64 * 1024;
 
-struct FdIo<'a>(&'a Fd);
+/// The loop thread's scratch: records read, plaintext gathered for encryption, records made.
+/// Allocated on a thread's first TLS connection, so a plain server pays nothing.
+struct Scratch {
+    incoming: Vec<u8>,
+    plain: Vec<u8>,
+    outgoing: Vec<u8>,
+}
 
-impl Read for FdIo<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        net::read(self.0, buf)
+thread_local! {
+    static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let s = s.get_or_insert_with(|| Scratch { incoming: vec![0; RECORD_MAX + BATCH], plain: Vec::with_capacity(BATCH), outgoing: Vec::new() });
+        f(s)
+    })
+}
+
+/// One TLS connection: the rustls state and whatever bytes are in transit between two calls.
+pub(super) struct TlsSession {
+    tls: UnbufferedServerConnection,
+    /// The start of a record whose rest has not arrived.
+    partial: Vec<u8>,
+    /// Decrypted bytes the caller's buffer had no room for, delivered first by the next read.
+    plain: Vec<u8>,
+    plain_pos: usize,
+    /// Records the socket would not take yet.
+    pending: Pending,
+    /// close_notify arrived: no more plaintext will come.
+    peer_closed: bool,
+}
+
+/// A boxed session: its few hundred bytes in `Conn` would cost every plain connection too.
+pub(super) type Session = Box<TlsSession>;
+
+fn invalid(e: rustls::Error) -> io::Error {
+    io::Error::new(ErrorKind::InvalidData, e)
+}
+
+/// Appends a handshake or alert record rustls made to `out` (asked first for its size).
+fn encode(e: &mut EncodeTlsData<'_, ServerConnectionData>, out: &mut Vec<u8>) {
+    let at = out.len();
+    if let Err(EncodeError::InsufficientSize(InsufficientSizeError { required_size })) = e.encode(&mut []) {
+        out.resize(at + required_size, 0);
+        if e.encode(&mut out[at..]).is_err() {
+            out.truncate(at);
+        }
     }
 }
 
-impl Write for FdIo<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        net::writev(self.0, &[buf])
+/// Copies `src` into `dst[*got..]` as far as it fits; returns how much was copied.
+fn deliver(src: &[u8], dst: &mut [u8], got: &mut usize) -> usize {
+    let n = src.len().min(dst.len() - *got);
+    dst[*got..*got + n].copy_from_slice(&src[..n]);
+    *got += n;
+    n
+}
+
+/// Ciphertext made but not yet taken by the socket.
+struct Pending {
+    bytes: Vec<u8>,
+    pos: usize,
+}
+
+impl Pending {
+    fn waiting(&self) -> bool {
+        self.pos < self.bytes.len()
     }
 
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let mut parts: [&[u8]; net::WRITEV_MAX] = [&[]; net::WRITEV_MAX];
-        for (p, b) in parts.iter_mut().zip(bufs) {
-            *p = b;
+    /// Sends `out` (records just made) after any already pending; what the socket does not
+    /// take is kept in `pending`. `out` is left empty.
+    fn queue(&mut self, fd: &Fd, out: &mut Vec<u8>) -> io::Result<()> {
+        if out.is_empty() {
+            return Ok(());
         }
-        net::writev(self.0, &parts[..bufs.len().min(net::WRITEV_MAX)])
+        let mut sent = 0;
+        let mut result = Ok(());
+        if self.send(fd)? {
+            match net::writev(fd, &[out]) {
+                Ok(n) => sent = n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => result = Err(e),
+            }
+        }
+        self.bytes.extend_from_slice(&out[sent..]);
+        out.clear();
+        result
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+    /// Writes the records the socket would not take before. `Ok(true)` when none is left.
+    fn send(&mut self, fd: &Fd) -> io::Result<bool> {
+        while self.pos < self.bytes.len() {
+            match net::writev(fd, &[&self.bytes[self.pos..]]) {
+                Ok(n) => self.pos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.bytes = Vec::new();
+        self.pos = 0;
+        Ok(true)
+    }
+}
+
+impl TlsSession {
+    fn new(tls: UnbufferedServerConnection) -> TlsSession {
+        TlsSession { tls, partial: Vec::new(), plain: Vec::new(), plain_pos: 0, pending: Pending { bytes: Vec::new(), pos: 0 }, peer_closed: false }
+    }
+
+    /// Reads plaintext into `buf` (see `read`).
+    fn read(&mut self, fd: &Fd, buf: &mut [u8]) -> io::Result<usize> {
+        let mut got = 0;
+        if self.plain_pos < self.plain.len() {
+            self.plain_pos += deliver(&self.plain[self.plain_pos..], buf, &mut got);
+            if self.plain_pos == self.plain.len() {
+                self.plain = Vec::new();
+                self.plain_pos = 0;
+            }
+        }
+        if got == buf.len() || self.peer_closed {
+            return Ok(got);
+        }
+        with_scratch(|sc| loop {
+            let mut filled = self.partial.len();
+            sc.incoming[..filled].copy_from_slice(&self.partial);
+            // Ask for about what the caller can take, so little plaintext is left over.
+            let want = (buf.len() - got).clamp(RECORD_MAX, BATCH);
+            let n = match net::read(fd, &mut sc.incoming[filled..filled + want]) {
+                // The TCP stream ended (with or without close_notify): an end like any other
+                // for HTTP/1.1. A partial record left is dropped with the connection.
+                Ok(0) => return Ok(got),
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return if got > 0 { Ok(got) } else { Err(e) },
+                Err(e) => return Err(e),
+            };
+            filled += n;
+            let used = self.process(fd, &mut sc.incoming[..filled], &mut sc.outgoing, buf, &mut got)?;
+            self.partial = if used < filled { sc.incoming[used..filled].to_vec() } else { Vec::new() };
+            if self.peer_closed || got == buf.len() {
+                return Ok(got);
+            }
+            if n < want {
+                // The socket is drained.
+                return if got > 0 { Ok(got) } else { Err(ErrorKind::WouldBlock.into()) };
+            }
+        })
+    }
+
+    /// Runs the records in `incoming` through rustls: plaintext into `buf` (the rest kept in
+    /// `plain`), handshake replies out to the socket. Returns how many bytes were used; the
+    /// rest is the start of a record still to come.
+    fn process(&mut self, fd: &Fd, incoming: &mut [u8], out: &mut Vec<u8>, buf: &mut [u8], got: &mut usize) -> io::Result<usize> {
+        let mut used = 0;
+        loop {
+            let handshaking = self.tls.is_handshaking();
+            let status = self.tls.process_tls_records(&mut incoming[used..]);
+            let discard = status.discard;
+            match status.state {
+                Ok(ConnectionState::ReadTraffic(mut r)) => {
+                    while let Some(record) = r.next_record() {
+                        let payload = record.map_err(invalid)?.payload;
+                        let n = deliver(payload, buf, got);
+                        self.plain.extend_from_slice(&payload[n..]);
+                    }
+                }
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
+                Ok(ConnectionState::TransmitTlsData(t)) => {
+                    // Handshake flights, tickets, alerts: a full socket leaves them pending,
+                    // which `pending_out` reports and `flush` finishes.
+                    let sent = self.pending.queue(fd, out);
+                    t.done();
+                    sent?;
+                }
+                Ok(ConnectionState::PeerClosed | ConnectionState::Closed) => {
+                    self.peer_closed = true;
+                    return Ok(used + discard);
+                }
+                // More bytes needed (BlockedHandshake), or every record is read (WriteTraffic).
+                Ok(_) => return Ok(used + discard),
+                Err(e) => {
+                    if handshaking && e == rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) {
+                        // Plain HTTP on the HTTPS port (`GET` is no TLS record type): say so
+                        // in HTTP, which that client reads, rather than in a TLS alert.
+                        let _ = net::writev(fd, &[PLAIN_HTTP_ON_TLS]);
+                    } else {
+                        // rustls queued an alert saying why; send it if the socket takes it.
+                        self.drain_records(fd, out);
+                    }
+                    return Err(invalid(e));
+                }
+            }
+            used += discard;
+        }
+    }
+
+    /// Sends what rustls still has to say (an alert after an error), best effort.
+    fn drain_records(&mut self, fd: &Fd, out: &mut Vec<u8>) {
+        out.clear();
+        let mut none = [0u8; 0];
+        for _ in 0..8 {
+            match self.tls.process_tls_records(&mut none).state {
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
+                Ok(ConnectionState::TransmitTlsData(t)) => t.done(),
+                _ => break,
+            }
+        }
+        let _ = self.pending.queue(fd, out);
+    }
+
+    /// Encrypts `plaintext` (or, with `None`, a close_notify) into `out`, once rustls has
+    /// nothing of its own to send first. Err when the handshake is not done: nothing can be
+    /// sent yet, and the loop never writes before it has read a request.
+    fn encrypt(&mut self, fd: &Fd, plaintext: Option<&[u8]>, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut none = [0u8; 0];
+        loop {
+            match self.tls.process_tls_records(&mut none).state {
+                Ok(ConnectionState::WriteTraffic(mut w)) => {
+                    let room = plaintext.map_or(64, |p| p.len() + p.len() / 16384 * 32 + 64);
+                    out.resize(room, 0);
+                    let mut r = match plaintext {
+                        Some(p) => w.encrypt(p, out),
+                        None => w.queue_close_notify(out),
+                    };
+                    if let Err(EncryptError::InsufficientSize(InsufficientSizeError { required_size })) = r {
+                        out.resize(required_size, 0);
+                        r = match plaintext {
+                            Some(p) => w.encrypt(p, out),
+                            None => w.queue_close_notify(out),
+                        };
+                    }
+                    return match r {
+                        Ok(n) => {
+                            out.truncate(n);
+                            Ok(())
+                        }
+                        Err(e) => {
+                            out.clear();
+                            Err(io::Error::other(e.to_string()))
+                        }
+                    };
+                }
+                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
+                Ok(ConnectionState::TransmitTlsData(t)) => {
+                    let sent = self.pending.queue(fd, out);
+                    t.done();
+                    sent?;
+                }
+                Ok(_) => return Err(ErrorKind::NotConnected.into()),
+                Err(e) => return Err(invalid(e)),
+            }
+        }
+    }
+
+    /// Writes `parts` (see `writev`).
+    fn writev(&mut self, fd: &Fd, parts: &[&[u8]]) -> io::Result<usize> {
+        if !self.pending.send(fd)? {
+            return Err(ErrorKind::WouldBlock.into());
+        }
+        let parts = &parts[..parts.len().min(net::WRITEV_MAX)];
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        with_scratch(|sc| {
+            let mut taken = 0;
+            while taken < total {
+                // Gather the next batch: small WebSocket frames share records.
+                sc.plain.clear();
+                let mut skip = taken;
+                for p in parts {
+                    if skip >= p.len() {
+                        skip -= p.len();
+                        continue;
+                    }
+                    let p = &p[skip..];
+                    skip = 0;
+                    let n = p.len().min(BATCH - sc.plain.len());
+                    sc.plain.extend_from_slice(&p[..n]);
+                    if sc.plain.len() == BATCH {
+                        break;
+                    }
+                }
+                sc.outgoing.clear();
+                self.encrypt(fd, Some(&sc.plain), &mut sc.outgoing)?;
+                taken += sc.plain.len();
+                self.pending.queue(fd, &mut sc.outgoing)?;
+                if self.pending.waiting() {
+                    break;
+                }
+            }
+            Ok(taken)
+        })
+    }
+
+    /// Queues and sends close_notify, best effort.
+    fn close_notify(&mut self, fd: &Fd) {
+        with_scratch(|sc| {
+            sc.outgoing.clear();
+            if self.encrypt(fd, None, &mut sc.outgoing).is_ok() {
+                let _ = self.pending.queue(fd, &mut sc.outgoing);
+            }
+        })
     }
 }
 
 /// Reads plaintext into `buf`, reading records from `fd` until `buf` is full or the socket
 /// has nothing more. `Ok(0)`: the peer closed. Handshake replies are written on the way.
 pub(super) fn read(fd: &Fd, session: Option<&mut Session>, buf: &mut [u8]) -> io::Result<usize> {
-    let Some(s) = session else { return net::read(fd, buf) };
-    let mut got = 0;
-    loop {
-        match s.reader().read(&mut buf[got..]) {
-            Ok(0) if got < buf.len() => return Ok(got), // close_notify: the peer is done
-            Ok(n) => got += n,
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-            // The TCP stream ended without close_notify: an end like any other for HTTP/1.1.
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(got),
-            Err(e) => return Err(e),
-        }
-        if got == buf.len() {
-            return Ok(got);
-        }
-        match s.read_tls(&mut FdIo(fd)) {
-            Ok(0) => {
-                // End of stream; let rustls see it so the reader reports how it ended.
-                let _ = s.process_new_packets();
-                if got > 0 {
-                    return Ok(got);
-                }
-                return match s.reader().read(buf) {
-                    Ok(n) => Ok(n),
-                    Err(e) if e.kind() == ErrorKind::UnexpectedEof || e.kind() == ErrorKind::WouldBlock => Ok(0),
-                    Err(e) => Err(e),
-                };
-            }
-            Ok(_) => {
-                if let Err(e) = s.process_new_packets() {
-                    if s.is_handshaking() && e == rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) {
-                        // Plain HTTP on the HTTPS port (`GET` is no TLS record type): say so
-                        // in HTTP, which that client reads, rather than in a TLS alert.
-                        let _ = net::writev(fd, &[PLAIN_HTTP_ON_TLS]);
-                    } else {
-                        // rustls queued an alert saying why; send it if the socket takes it.
-                        let _ = send_pending(fd, Some(s));
-                    }
-                    return Err(io::Error::new(ErrorKind::InvalidData, e));
-                }
-                if s.wants_write() {
-                    // Handshake flights, tickets, key updates: a full socket leaves them
-                    // pending, which `pending_out` reports and `flush` finishes.
-                    send_pending(fd, Some(&mut *s))?;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                return if got > 0 { Ok(got) } else { Err(e) };
-            }
-            Err(e) => return Err(e),
-        }
+    match session {
+        None => net::read(fd, buf),
+        Some(s) => s.read(fd, buf),
     }
 }
 
-/// Writes ciphertext rustls holds. `Ok(true)` when none is left.
+/// Writes ciphertext the session holds. `Ok(true)` when none is left.
 pub(super) fn send_pending(fd: &Fd, session: Option<&mut Session>) -> io::Result<bool> {
-    let Some(s) = session else { return Ok(true) };
-    while s.wants_write() {
-        match s.write_tls(&mut FdIo(fd)) {
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
+    session.map_or(Ok(true), |s| s.pending.send(fd))
 }
 
 /// Writes `parts` in order; returns how many plaintext bytes were taken. As with writev, fewer
 /// than offered means the socket is full. With TLS, nothing is taken while earlier records
-/// wait, and plaintext is taken one rustls buffer (64 KB) at a time, each sent before the next;
-/// the parts are taken together, so small WebSocket frames share records.
+/// wait, and plaintext is taken one batch (64 KB) at a time, each sent before the next; the
+/// parts are taken together, so small WebSocket frames share records.
 pub(super) fn writev(fd: &Fd, session: Option<&mut Session>, parts: &[&[u8]]) -> io::Result<usize> {
-    let Some(s) = session else { return net::writev(fd, parts) };
-    if !send_pending(fd, Some(&mut *s))? {
-        return Err(ErrorKind::WouldBlock.into());
+    match session {
+        None => net::writev(fd, parts),
+        Some(s) => s.writev(fd, parts),
     }
-    let total: usize = parts.iter().take(net::WRITEV_MAX).map(|p| p.len()).sum();
-    let mut taken = 0;
-    while taken < total {
-        let mut slices: [io::IoSlice<'_>; net::WRITEV_MAX] = [io::IoSlice::new(&[]); net::WRITEV_MAX];
-        let (mut n, mut skip) = (0, taken);
-        for p in parts.iter().take(net::WRITEV_MAX) {
-            if skip >= p.len() {
-                skip -= p.len();
-                continue;
-            }
-            slices[n] = io::IoSlice::new(&p[skip..]);
-            skip = 0;
-            n += 1;
-        }
-        let wrote = s.writer().write_vectored(&slices[..n])?;
-        taken += wrote;
-        if !send_pending(fd, Some(&mut *s))? || wrote == 0 {
-            break;
-        }
-    }
-    Ok(taken)
 }
 
 impl Conn {
     /// Makes this connection a TLS one, its handshake still to come. `now` starts the request
     /// clock: a client that never completes the handshake is closed by the request timeout.
-    pub(super) fn start_tls(&mut self, session: ServerConnection, now: u64) {
-        self.session = Some(Box::new(session));
+    pub(super) fn start_tls(&mut self, session: UnbufferedServerConnection, now: u64) {
+        self.session = Some(Box::new(TlsSession::new(session)));
         self.tls = true;
         self.out_since = now;
         self.partial_since = now;
@@ -162,12 +369,12 @@ impl Conn {
 
     /// The TLS handshake is not finished yet.
     pub fn handshaking(&self) -> bool {
-        self.session.as_ref().is_some_and(|s| s.is_handshaking())
+        self.session.as_ref().is_some_and(|s| s.tls.is_handshaking())
     }
 
     /// Ciphertext waits inside the session.
     pub fn tls_pending(&self) -> bool {
-        self.session.as_ref().is_some_and(|s| s.wants_write())
+        self.session.as_ref().is_some_and(|s| s.pending.waiting())
     }
 
     /// Reads plaintext into `buf` (see `read`).
@@ -224,8 +431,7 @@ impl Conn {
     /// the connection is closing either way).
     pub(super) fn close_notify(&mut self) {
         if let Some(s) = self.session.as_mut() {
-            s.send_close_notify();
-            let _ = send_pending(&self.fd, Some(s));
+            s.close_notify(&self.fd);
         }
     }
 }

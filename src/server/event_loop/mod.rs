@@ -357,7 +357,7 @@ impl<H: Handler> Loop<H> {
                     }
                     let mut conn = Conn::new(fd, peer);
                     if let Some(config) = &self.tls {
-                        match rustls::ServerConnection::new(config.clone()) {
+                        match rustls::server::UnbufferedServerConnection::new(config.clone()) {
                             Ok(session) => conn.start_tls(session, self.now),
                             Err(_) => continue,
                         }
