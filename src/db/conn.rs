@@ -106,12 +106,19 @@ pub struct Conn {
     mode: Mode,
     /// Set by `begin_lazily`: the next statement prepared opens a read transaction first.
     lazy_begin: std::cell::Cell<bool>,
+    /// Region 0 of the wal-index as SQLite mapped it, found by `wal_index_words` on first use
+    /// (null until then): SQLite keeps that mapping for as long as the connection has its WAL
+    /// open, which for a WAL connection is until it closes.
+    shm: std::cell::Cell<*const u32>,
 }
 
 // SAFETY: the handle is opened in multi-thread mode (SQLITE_OPEN_NOMUTEX, library built
 // with SQLITE_THREADSAFE=1): a connection may move between threads as long as only one
 // uses it at a time. `Conn` is not `Sync` and `Stmt` borrows it, so that holds.
 unsafe impl Send for Conn {}
+
+/// The size of a wal-index region (SQLite's WALINDEX_PGSZ).
+const WAL_INDEX_REGION: c_int = 32 * 1024;
 
 impl Conn {
     /// Opens `path` in `mode` and applies the connection pragmas (WAL, synchronous=NORMAL,
@@ -148,6 +155,7 @@ impl Conn {
             }),
             mode,
             lazy_begin: std::cell::Cell::new(false),
+            shm: std::cell::Cell::new(ptr::null()),
         };
         // SAFETY: db is an open handle owned by conn.
         unsafe { ffi::sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) };
@@ -429,10 +437,40 @@ impl Conn {
     /// for the first, truncate the `-shm` and rebuild it under our connections (and a mapping of
     /// the truncated file raises SIGBUS).
     pub fn wal_index_words(&self, spans: &mut [(usize, &mut [u32])]) -> bool {
-        const REGION: c_int = 32 * 1024;
-        if spans.iter().any(|(first, out)| (first + out.len()) * 4 > REGION as usize) {
+        if spans.iter().any(|(first, out)| (first + out.len()) * 4 > WAL_INDEX_REGION as usize) {
             return false;
         }
+        let words = match self.shm.get() {
+            p if !p.is_null() => p,
+            _ => match self.map_wal_index() {
+                Some(p) => {
+                    self.shm.set(p);
+                    p
+                }
+                None => return false,
+            },
+        };
+        for (n, (first, out)) in spans.iter_mut().enumerate() {
+            if n > 0 {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            }
+            for (i, w) in out.iter_mut().enumerate() {
+                // SAFETY: in bounds ((first + len) * 4 <= WAL_INDEX_REGION, checked above) of a
+                // page-aligned mapping that lives as long as this connection (`map_wal_index`),
+                // so aligned and valid; volatile because other processes write this memory
+                // (SQLite's own lock-free header readers read it the same way, relying on its
+                // two copies).
+                *w = unsafe { ptr::read_volatile(words.add(*first + i)) };
+            }
+        }
+        true
+    }
+
+    /// SQLite's mapping of the first wal-index region, or `None` when the database is not a
+    /// file or no read has mapped it yet. Asked once per connection: the lookup (a file-control
+    /// call and `xShmMap`, each behind a mutex) cost more than the rest of a cached hit's
+    /// database work together.
+    fn map_wal_index(&self) -> Option<*const u32> {
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
         // SAFETY: the handle is open; FILE_POINTER writes the main database's sqlite3_file
         // pointer (owned by SQLite, valid while the connection is open) into `file`.
@@ -445,40 +483,27 @@ impl Conn {
             )
         };
         if rc != ffi::SQLITE_OK || file.is_null() {
-            return false;
+            return None;
         }
         // SAFETY: `file` is SQLite's live file object; pMethods is its method table, or NULL
         // when no file is open (an in-memory or temporary database).
         let methods = unsafe { (*file).pMethods };
         if methods.is_null() {
-            return false;
+            return None;
         }
         // SAFETY: a non-null method table of SQLite's; xShmMap exists from iVersion 2 on.
-        let Some(shm_map) = (unsafe { ((*methods).iVersion >= 2).then_some((*methods).xShmMap) }).flatten() else {
-            return false;
-        };
+        let shm_map = (unsafe { ((*methods).iVersion >= 2).then_some((*methods).xShmMap) }).flatten()?;
         let mut region: *mut std::ffi::c_void = ptr::null_mut();
-        // SAFETY: region 0 of REGION bytes, bExtend = 0 (never grows or creates anything): SQLite
-        // returns the mapping it already holds for this connection (the WAL layer maps the same
-        // region for every read), or NULL when there is none yet. It stays mapped until the
-        // connection closes its WAL, which cannot happen during this call on this thread.
-        let rc = unsafe { shm_map(file, 0, REGION, 0, &mut region) };
-        if rc != ffi::SQLITE_OK || region.is_null() {
-            return false;
-        }
-        let words = region as *const u32;
-        for (n, (first, out)) in spans.iter_mut().enumerate() {
-            if n > 0 {
-                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            }
-            for (i, w) in out.iter_mut().enumerate() {
-                // SAFETY: in bounds ((first + len) * 4 <= REGION, checked above) of a page-aligned
-                // mapping, so aligned; volatile because other processes write this memory (SQLite's
-                // own lock-free header readers read it the same way, relying on its two copies).
-                *w = unsafe { ptr::read_volatile(words.add(*first + i)) };
-            }
-        }
-        true
+        // SAFETY: region 0 of WAL_INDEX_REGION bytes, bExtend = 0 (never grows or creates
+        // anything): SQLite returns the mapping it already holds for this connection (the WAL
+        // layer maps the same region for every read), or NULL when there is none yet. The unix
+        // VFS unmaps regions only when the last connection of the process using this `-shm`
+        // closes its WAL, and a WAL connection closes its WAL only when it closes or leaves WAL
+        // mode, which needs an exclusive lock that its own shared lock (held while it is open in
+        // WAL mode) rules out for everyone else; we never change the journal mode of an open
+        // connection. So the pointer stays valid for this connection's life.
+        let rc = unsafe { shm_map(file, 0, WAL_INDEX_REGION, 0, &mut region) };
+        (rc == ffi::SQLITE_OK && !region.is_null()).then_some(region as *const u32)
     }
 
     /// The path of the main database file, as SQLite resolved it (absolute); `None` for an

@@ -219,17 +219,30 @@ impl Response {
     }
 }
 
-/// Appends `n` in decimal.
+/// Appends `n` in decimal, two digits per division (every response writes its status and
+/// length, every log line its status and time).
 pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    loop {
+    while n >= 100 && i >= 2 {
+        let d = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    }
+    // n < 100 here (u64::MAX has 20 digits: the loop never runs out of room).
+    if n >= 10 && i >= 2 {
+        let d = n as usize * 2;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    } else if i >= 1 {
         i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        tmp[i] = b'0' + n as u8;
     }
     out.extend_from_slice(&tmp[i..]);
 }
@@ -237,6 +250,18 @@ pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_digits_are_exact() {
+        let mut edges = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 104_074, u64::MAX - 1, u64::MAX];
+        edges.extend((0..64).map(|k| 1u64 << k));
+        edges.extend((1..20).map(|k| 10u64.pow(k) - 1));
+        for n in edges {
+            let mut out = b"x".to_vec();
+            push_u64(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
+    }
 
     #[test]
     fn frames_head() {
