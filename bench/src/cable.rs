@@ -80,11 +80,17 @@ pub fn run(o: &Options) -> Result<(), String> {
     let acks: Mutex<Vec<(i64, String)>> = Mutex::new(Vec::new());
     let post_lat: Mutex<(Vec<f64>, Vec<f64>)> = Mutex::new((Vec::new(), Vec::new()));
 
+    // Resident memory before any client and again once all are ready and idle, each after the
+    // server's heap trim (a second without events): the cost of an idle subscribed client.
+    let settled_rss = || {
+        std::thread::sleep(Duration::from_millis(2500));
+        o.target.rss_kib()
+    };
+    let rss_before = settled_rss();
     let report = std::thread::scope(|scope| -> Result<String, String> {
         phase("connect");
         let t_connect = Instant::now();
         let mut readers = Vec::new();
-        let mut closers = Vec::new();
         let mut failed = 0usize;
         for i in 0..o.clients {
             let headers = [("cookie", session.jar.as_str()), ("origin", origin.as_str()), ("sec-websocket-protocol", "actioncable-v1-json, actioncable-unsupported")];
@@ -102,9 +108,6 @@ pub fn run(o: &Options) -> Result<(), String> {
             if commands.iter().try_for_each(|c| sock.send_text(c)).is_err() {
                 failed += 1;
                 continue;
-            }
-            if let Some(c) = sock.try_clone_stream() {
-                closers.push(c);
             }
             match Reader::new(sock, commands.len()) {
                 Ok(r) => readers.push(r),
@@ -131,6 +134,14 @@ pub fn run(o: &Options) -> Result<(), String> {
         let ready = sh.ready.load(Ordering::Relaxed);
         phase("connected");
         eprintln!("cable: {ready} ready of {} ({failed} failed to connect) in {connect_secs:.2} s", o.clients);
+        let rss_idle = settled_rss();
+        let idle_kib_per_client = match (rss_before, rss_idle) {
+            (Some(b), Some(a)) if ready > 0 => Some((a as f64 - b as f64) / ready as f64),
+            _ => None,
+        };
+        if let Some(k) = idle_kib_per_client {
+            eprintln!("cable: idle clients cost {k:.2} KiB each ({} KiB before, {} KiB with {ready} ready)", rss_before.unwrap_or(0), rss_idle.unwrap_or(0));
+        }
         if o.hold_secs > 0.0 {
             phase("hold");
             std::thread::sleep(Duration::from_secs_f64(o.hold_secs));
@@ -222,9 +233,6 @@ pub fn run(o: &Options) -> Result<(), String> {
         let wire = sh.wire.load(Ordering::Relaxed) - wire0;
         phase("done");
         sh.stop.store(true, Ordering::Relaxed);
-        for c in &closers {
-            let _ = c.shutdown(std::net::Shutdown::Both);
-        }
         let clients: Vec<Reader> = handles.into_iter().filter_map(|h| h.join().ok()).flatten().collect();
 
         // Latencies from the post's send time to each client and to the last ready client.
@@ -271,12 +279,14 @@ pub fn run(o: &Options) -> Result<(), String> {
             if audit_failures.is_empty() { "passed".to_string() } else { format!("FAILED: {}", audit_failures.join("; ")) }
         );
         let json = format!(
-            "{{\n  \"tool\": \"campfire-bench cable\",\n  \"url\": {},\n  \"clients\": {},\n  \"ready\": {},\n  \"failed\": {},\n  \"connect_secs\": {:.3},\n  \"subscriptions_per_client\": {},\n  \"paced_posts\": {},\n  \"paced_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"saturated_posts\": {},\n  \"saturated_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"per_client_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"all_clients_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"delivered_msgs_per_sec\": {:.1},\n  \"frames_per_sec\": {:.1},\n  \"deflate\": {},\n  \"wire_mb_per_sec\": {},\n  \"drain_secs\": {{\"paced\": {:.3}, \"saturated\": {:.3}}},\n  \"cpu_us_per_delivery\": {},\n  \"rss_kib\": {},\n  \"peak_rss_kib\": {},\n  \"post_errors\": [{}],\n  \"audit\": {{\"acknowledged_posts\": {}, \"passed\": {}, \"failures\": [{}]}}\n}}\n",
+            "{{\n  \"tool\": \"campfire-bench cable\",\n  \"url\": {},\n  \"clients\": {},\n  \"ready\": {},\n  \"failed\": {},\n  \"connect_secs\": {:.3},\n  \"subscriptions_per_client\": {},\n  \"paced_posts\": {},\n  \"paced_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"saturated_posts\": {},\n  \"saturated_post_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"per_client_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"all_clients_ms\": {{\"p50\": {}, \"p99\": {}}},\n  \"delivered_msgs_per_sec\": {:.1},\n  \"frames_per_sec\": {:.1},\n  \"deflate\": {},\n  \"wire_mb_per_sec\": {},\n  \"drain_secs\": {{\"paced\": {:.3}, \"saturated\": {:.3}}},\n  \"cpu_us_per_delivery\": {},\n  \"idle_rss_kib\": {{\"before\": {}, \"ready\": {}, \"per_client\": {}}},\n  \"rss_kib\": {},\n  \"peak_rss_kib\": {},\n  \"post_errors\": [{}],\n  \"audit\": {{\"acknowledged_posts\": {}, \"passed\": {}, \"failures\": [{}]}}\n}}\n",
             json::str(&o.url), o.clients, ready, o.clients - ready, connect_secs, commands.len(), paced_lat.len(), f(q(&paced_lat, 0.5)), f(q(&paced_lat, 0.99)),
             sat_lat.len(), f(q(&sat_lat, 0.5)), f(q(&sat_lat, 0.99)), f(q(&per_client, 0.5)), f(q(&per_client, 0.99)), f(q(&all_clients, 0.5)), f(q(&all_clients, 0.99)),
             delivered_per_sec, if span > 0.0 { frames as f64 / span } else { 0.0 }, o.deflate,
             if o.deflate && span > 0.0 { format!("{:.3}", wire as f64 / span / 1e6) } else { "null".into() }, paced_drain, sat_drain,
-            cpu_per_delivery.map_or("null".into(), |c| format!("{c:.3}")), o.target.rss_kib().map_or("null".into(), |v| v.to_string()), o.target.peak_kib().map_or("null".into(), |v| v.to_string()),
+            cpu_per_delivery.map_or("null".into(), |c| format!("{c:.3}")),
+            rss_before.map_or("null".into(), |v| v.to_string()), rss_idle.map_or("null".into(), |v| v.to_string()), idle_kib_per_client.map_or("null".into(), |v| format!("{v:.3}")),
+            o.target.rss_kib().map_or("null".into(), |v| v.to_string()), o.target.peak_kib().map_or("null".into(), |v| v.to_string()),
             errs.join(", "), acks.len(), audit_failures.is_empty(), audit_failures.iter().map(|f| json::str(f)).collect::<Vec<_>>().join(", ")
         );
         if !audit_failures.is_empty() || ready == 0 || !errors.is_empty() {

@@ -9,7 +9,6 @@ use miniz_oxide::inflate::stream::{inflate, InflateState};
 use miniz_oxide::{DataFormat, MZFlush};
 use crate::stream::{Endpoint, Stream};
 use std::io::{Read, Write};
-use std::net::TcpStream;
 
 const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -122,11 +121,6 @@ impl Socket {
         f.extend_from_slice(&mask);
         f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
         self.stream.write_all(&f).map_err(|e| format!("ws write: {e}"))
-    }
-
-    /// A second handle on the same socket (to shut it down from another thread).
-    pub fn try_clone_stream(&self) -> Option<TcpStream> {
-        self.stream.tcp().try_clone().ok()
     }
 }
 

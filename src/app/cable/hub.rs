@@ -39,27 +39,28 @@ struct Stream {
 
 impl Stream {
     /// The shared copy of `ident` for this stream.
-    fn intern(&mut self, ident: &Arc<[u8]>) -> Arc<[u8]> {
-        if let Some(i) = self.idents.iter().find(|i| ***i == **ident) {
+    fn intern(&mut self, ident: &[u8]) -> Arc<[u8]> {
+        if let Some(i) = self.idents.iter().find(|i| ***i == *ident) {
             return i.clone();
         }
-        // A copy of our own, so the count of holders is the count of subscriptions.
-        let own: Arc<[u8]> = Arc::from(&**ident);
+        let own: Arc<[u8]> = Arc::from(ident);
         self.idents.push(own.clone());
         own
     }
 
-    /// Keeps the subscriptions `keep` accepts and forgets identifiers nobody uses any more.
+    /// Keeps the subscriptions `keep` accepts and forgets identifiers no subscription uses any
+    /// more (sockets hold clones of them too, so counting holders would not tell).
     fn retain(&mut self, keep: impl FnMut(&Sub) -> bool) {
-        self.subs.retain(keep);
-        // Held by the list alone: no subscription uses it.
-        self.idents.retain(|i| Arc::strong_count(i) > 1);
+        let Stream { subs, idents } = self;
+        subs.retain(keep);
+        idents.retain(|i| subs.iter().any(|s| Arc::ptr_eq(&s.ident, i)));
     }
 }
 
 #[derive(Default)]
 struct Table {
-    streams: HashMap<Box<[u8]>, Stream>,
+    /// Keyed by the stream name, which the subscribed sockets share (`subscribe`).
+    streams: HashMap<Arc<[u8]>, Stream>,
     users: HashMap<i64, Vec<Address>>,
 }
 
@@ -102,13 +103,25 @@ pub fn remove_socket(user_id: i64, addr: &Address, streams: &[Arc<[u8]>]) {
 }
 
 /// Starts delivering `stream` to the socket at `addr` under `ident`. Returns once the
-/// subscription is live: a broadcast that starts after this reaches the socket.
-pub fn subscribe(stream: &[u8], addr: &Address, ident: &Arc<[u8]>, user_id: i64, room_id: i64) {
+/// subscription is live (a broadcast that starts after this reaches the socket), with the
+/// table's shared copies of the stream name and the identifier for the socket to keep: ten
+/// thousand sockets subscribed to the same streams hold one copy of each name.
+pub fn subscribe(stream: &[u8], addr: &Address, ident: &[u8], user_id: i64, room_id: i64) -> Option<(Arc<[u8]>, Arc<[u8]>)> {
     with(|t| {
-        let st = t.streams.entry(stream.into()).or_default();
+        let name = match t.streams.get_key_value(stream) {
+            Some((name, _)) => name.clone(),
+            None => {
+                let name: Arc<[u8]> = Arc::from(stream);
+                t.streams.insert(name.clone(), Stream::default());
+                name
+            }
+        };
+        let st = t.streams.get_mut(stream)?;
         let ident = st.intern(ident);
-        st.subs.push(Sub { addr: addr.clone(), ident, user_id, room_id });
-    });
+        st.subs.push(Sub { addr: addr.clone(), ident: ident.clone(), user_id, room_id });
+        Some((name, ident))
+    })
+    .flatten()
 }
 
 /// Stops delivering `stream` under `ident` to the socket at `addr`.

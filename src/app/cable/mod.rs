@@ -166,11 +166,11 @@ pub fn received(cx: &mut Ctx, ws: &mut Ws<Ctx>, text: &[u8]) {
             match outcome {
                 Outcome::Reject => protocol::subscription_reply(cmd.ident, false, &mut reply),
                 Outcome::Confirm { stream, room_id } => {
-                    let ident: Arc<[u8]> = cmd.ident.into();
-                    let stream: Option<Arc<[u8]>> = stream.map(Into::into);
-                    if let Some(s) = &stream {
-                        hub::subscribe(s, addr, &ident, user.id, room_id);
-                    }
+                    // The hub's copies of the names, shared by every socket on the stream.
+                    let (stream, ident) = match stream.and_then(|s| hub::subscribe(&s, addr, cmd.ident, user.id, room_id)) {
+                        Some((stream, ident)) => (Some(stream), ident),
+                        None => (None, Arc::from(cmd.ident)),
+                    };
                     let channel = channel_of(cmd.ident).unwrap_or(Channel::Heartbeat);
                     conn.subs.push(Subscription { ident, channel, room_id, stream });
                     protocol::subscription_reply(cmd.ident, true, &mut reply);
