@@ -12,6 +12,7 @@ use crate::crypto::Keys;
 use crate::db::memberships::SidebarRoom;
 use crate::db::rooms::{Kind, Member};
 use crate::db::{self, users::User, Conn};
+use crate::gzip;
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -97,10 +98,15 @@ impl views::sidebar::show::View for Sidebar<'_> {
     fn user_rooms_stream(&self, o: &mut Out<'_>) {
         room_streams::signed_stream(self.cx, &room_streams::user_rooms_stream(self.user.id), o);
     }
+    // The links recur from one sidebar to the next: cut into runs whose deflate pieces are
+    // kept (gzip::Runs), a response compresses only what changed.
     fn direct_rooms(&self, o: &mut Out<'_>) {
+        let mut runs = gzip::Runs::new(o.0);
         for d in &self.directs {
             render_direct(&self.cx.keys, d, o);
+            runs.item(o.0, d.room_id);
         }
+        runs.end(o.0);
     }
     fn placeholders(&self, o: &mut Out<'_>) {
         for u in &self.people {
@@ -108,9 +114,12 @@ impl views::sidebar::show::View for Sidebar<'_> {
         }
     }
     fn shared_rooms(&self, o: &mut Out<'_>) {
+        let mut runs = gzip::Runs::new(o.0);
         for (kind, id, name, unread) in &self.shared {
             render_shared(*kind, *id, name, *unread, o);
+            runs.item(o.0, *id);
         }
+        runs.end(o.0);
     }
     fn new_room(&self, o: &mut Out<'_>) {
         if self.can_create {
