@@ -248,6 +248,25 @@ pub fn members(c: &Conn, room_id: i64) -> Result<Vec<Member>> {
     Ok(out)
 }
 
+/// The members of every direct room `user_id` sees in the sidebar (visible membership), as
+/// (room id, membership id, member), sorted by room and then membership order: the sidebar's
+/// ping links in one query instead of one `members` per room.
+pub fn direct_members_seen_by(c: &Conn, user_id: i64) -> Result<Vec<(i64, i64, Member)>> {
+    let mut s = c.prepare_cached(
+        "SELECT m.room_id, m.id, u.id, u.name, u.updated_at FROM memberships me \
+         JOIN rooms r ON r.id = me.room_id AND r.type = 'Rooms::Direct' \
+         JOIN memberships m ON m.room_id = me.room_id JOIN users u ON u.id = m.user_id \
+         WHERE me.user_id = ?1 AND me.involvement != 'invisible'",
+    )?;
+    s.bind(1, user_id)?;
+    let mut out = Vec::new();
+    while s.step()? == Step::Row {
+        out.push((s.int(0), s.int(1), Member { id: s.int(2), name: s.string(3)?, updated_at: s.time(4)? }));
+    }
+    out.sort_unstable_by_key(|(room, membership, _)| (*room, *membership));
+    Ok(out)
+}
+
 /// Marks `user_id`'s membership of `room_id` read (unread_at = NULL) when it is unread.
 /// Returns whether anything changed.
 pub fn mark_read(c: &Conn, room_id: i64, user_id: i64) -> Result<bool> {

@@ -35,9 +35,12 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     })?;
     // Newest activity first; the sort is stable, so equal times keep name order as in Rails.
     direct.sort_by_key(|d| std::cmp::Reverse(d.1));
+    let members = db::rooms::direct_members_seen_by(&cx.db, user.id)?;
     let mut directs = Vec::with_capacity(direct.len());
     for (room_id, updated_at, unread) in direct {
-        directs.push(DirectLink { room_id, updated_at, unread, shown: shown_members(&cx.db, room_id, &user)? });
+        let from = members.partition_point(|(r, _, _)| *r < room_id);
+        let all = members.get(from..).unwrap_or_default().iter().take_while(|(r, _, _)| *r == room_id).map(|(_, _, m)| m);
+        directs.push(DirectLink { room_id, updated_at, unread, shown: shown_of(all, &user) });
     }
     let limit = (DIRECT_PLACEHOLDERS - (db::users::direct_partner_count(&cx.db, user.id)? + 1)).max(0);
     let mut placeholders = Vec::new();
@@ -60,12 +63,16 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 
 /// The members a direct link shows for `viewer`: everyone else, or the viewer alone.
 pub fn shown_members(c: &Conn, room_id: i64, viewer: &User) -> Result<Vec<Member>, AppError> {
-    let all = db::rooms::members(c, room_id)?;
-    let others: Vec<Member> = all.iter().filter(|m| m.id != viewer.id).cloned().collect();
+    Ok(shown_of(db::rooms::members(c, room_id)?.iter(), viewer))
+}
+
+/// `shown_members` of a room whose members (in membership order) are `all`.
+fn shown_of<'a>(all: impl Iterator<Item = &'a Member>, viewer: &User) -> Vec<Member> {
+    let others: Vec<Member> = all.filter(|m| m.id != viewer.id).cloned().collect();
     if others.is_empty() {
-        return Ok(vec![Member { id: viewer.id, name: viewer.name.clone(), updated_at: viewer.updated_at }]);
+        return vec![Member { id: viewer.id, name: viewer.name.clone(), updated_at: viewer.updated_at }];
     }
-    Ok(others)
+    others
 }
 
 /// A direct room's link as one member sees it.
