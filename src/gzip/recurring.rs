@@ -12,9 +12,10 @@
 //! The cache is per loop thread, with a byte budget (`RECURRING_BYTES`); over it, it is
 //! emptied. Against thrash (a working set larger than the budget would empty it on every
 //! response and pay the slower piece level each time): when it overflows again within
-//! `THRASH_RESPONSES` responses of the last time, nothing new is kept for the next
-//! `BYPASS_RESPONSES` responses (runs already kept are still used); the bytes that are not
-//! kept are compressed with the rest of the body, as they were before this cache.
+//! `THRASH_LISTS` lists of the last time, nothing new is kept for the next `BYPASS_LISTS`
+//! lists (runs already kept are still used); the bytes that are not kept are compressed with
+//! the rest of the body, as they were before this cache. The clock counts lists (`Runs::new`),
+//! so a response that renders none, a cached hit, pays nothing here.
 
 use super::splice::{mark, Part};
 use std::cell::RefCell;
@@ -31,11 +32,12 @@ const RUN_ITEMS: u64 = 16;
 /// A run this long ends at the next item whatever its id.
 const RUN_MAX: usize = 8 << 10;
 
-/// An overflow this soon after the previous one means the working set does not fit.
-const THRASH_RESPONSES: u64 = 16;
+/// An overflow this soon (in lists rendered) after the previous one means the working set
+/// does not fit.
+const THRASH_LISTS: u64 = 32;
 
-/// How long nothing new is kept after thrash was seen.
-const BYPASS_RESPONSES: u64 = 256;
+/// How long (in lists rendered) nothing new is kept after thrash was seen.
+const BYPASS_LISTS: u64 = 512;
 
 /// Cuts the items appended to a body into runs (module comment). Make one before the first
 /// item, call `item` after each, and `end` after the last.
@@ -46,6 +48,7 @@ pub struct Runs {
 impl Runs {
     /// Runs starting at the body's current end.
     pub fn new(body: &[u8]) -> Runs {
+        RECURRING.with(|c| c.borrow_mut().lists += 1);
         Runs { start: body.len() }
     }
 
@@ -79,17 +82,12 @@ fn cuts(id: i64) -> bool {
     ((id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) & (RUN_ITEMS - 1) == 0
 }
 
-/// Counts a response (`begin_response`): the clock of the thrash guard.
-pub(super) fn next_response() {
-    RECURRING.with(|c| c.borrow_mut().responses += 1);
-}
-
 thread_local! {
     static RECURRING: RefCell<Recurring> = RefCell::new(Recurring {
         map: HashMap::new(),
         bytes: 0,
         budget: RECURRING_BYTES,
-        responses: 0,
+        lists: 0,
         overflowed_at: None,
         bypass_until: 0,
     });
@@ -100,7 +98,8 @@ struct Recurring {
     map: HashMap<u64, Vec<Rc<Part>>>,
     bytes: usize,
     budget: usize,
-    responses: u64,
+    /// Lists rendered so far: the clock of the thrash guard.
+    lists: u64,
     overflowed_at: Option<u64>,
     bypass_until: u64,
 }
@@ -116,16 +115,16 @@ impl Recurring {
             return Some(Rc::clone(part));
         }
         let size = charge(run.len());
-        if size > self.budget / 2 || self.responses < self.bypass_until {
+        if size > self.budget / 2 || self.lists < self.bypass_until {
             return None;
         }
         if self.bytes + size > self.budget {
-            if self.overflowed_at.is_some_and(|at| self.responses - at < THRASH_RESPONSES) {
-                self.bypass_until = self.responses + BYPASS_RESPONSES;
+            if self.overflowed_at.is_some_and(|at| self.lists - at < THRASH_LISTS) {
+                self.bypass_until = self.lists + BYPASS_LISTS;
                 self.overflowed_at = None;
                 return None;
             }
-            self.overflowed_at = Some(self.responses);
+            self.overflowed_at = Some(self.lists);
             self.map.clear();
             self.bytes = 0;
         }
@@ -202,7 +201,7 @@ mod tests {
         }
         RECURRING.with(|c| {
             let c = c.borrow();
-            assert!(c.responses < c.bypass_until, "bypassing");
+            assert!(c.lists < c.bypass_until, "bypassing");
             assert!(c.bytes <= c.budget);
         });
         let before = kept();

@@ -97,7 +97,6 @@ thread_local! {
 /// Forgets the marks of the previous response; call before rendering a new one.
 pub fn begin_response() {
     MARKS.with(|m| m.borrow_mut().clear());
-    super::recurring::next_response();
 }
 
 /// Notes that `part`'s bytes were appended to the body being rendered at `offset`.
