@@ -35,14 +35,14 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     })?;
     // Newest activity first; the sort is stable, so equal times keep name order as in Rails.
     direct.sort_by_key(|d| std::cmp::Reverse(d.1));
-    let members = db::rooms::direct_members_seen_by(&cx.db, user.id)?;
+    let of = db::rooms::directs_of(&cx.db, user.id)?;
     let mut directs = Vec::with_capacity(direct.len());
     for (room_id, updated_at, unread) in direct {
-        let from = members.partition_point(|(r, _, _)| *r < room_id);
-        let all = members.get(from..).unwrap_or_default().iter().take_while(|(r, _, _)| *r == room_id).map(|(_, _, m)| m);
+        let from = of.members.partition_point(|(r, _, _)| *r < room_id);
+        let all = of.members.get(from..).unwrap_or_default().iter().take_while(|(r, _, _)| *r == room_id).map(|(_, _, m)| m);
         directs.push(DirectLink { room_id, updated_at, unread, shown: shown_of(all, &user) });
     }
-    let limit = (DIRECT_PLACEHOLDERS - (db::users::direct_partner_count(&cx.db, user.id)? + 1)).max(0);
+    let limit = (DIRECT_PLACEHOLDERS - (of.partners + 1)).max(0);
     let mut placeholders = Vec::new();
     db::users::without_direct_room_with(&cx.db, user.id, limit, |u| {
         placeholders.push(u.id);
