@@ -7,7 +7,9 @@
 #     after warming up and dumped after N requests (`callgrind_control -z` / `-d`).
 # Usage: bench/audit.sh [server binary, default ./campfire-room]. Env: AUDIT_PORT (a free one),
 # AUDIT_REQUESTS (1000), AUDIT_PATH (the room page), AUDIT_SKIP_CALLGRIND=1, AUDIT_HEADERS
-# (extra request header lines, one per line, e.g. a browser's).
+# (extra request header lines, one per line, e.g. a browser's), AUDIT_POST=1 (each request
+# posts a new message to AUDIT_PATH, e.g. /rooms/<hq>/messages, as the benchmark's post does).
+# The server inherits the environment: CAMPFIRE_CACHE_BYTES=0 audits misses.
 # Needs strace, valgrind and python3. Loopback only; leaves its files in bench/results/audit/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,8 @@ labels=$work/seed/labels.json
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$labels")
 room=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rooms.watercooler"])' "$labels")
 path=${AUDIT_PATH:-/rooms/$room}
+method=GET
+[ -n "${AUDIT_POST:-}" ] && method=POST
 export PORT=$port DATABASE_PATH=$PWD/$work/seed/db/production.sqlite3 STORAGE_PATH=$PWD/$work/seed \
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true
 
@@ -79,7 +83,13 @@ else:
     extra = "".join(l.strip() + "\r\n" for l in os.environ.get("AUDIT_HEADERS", "").split("\n") if l.strip())
     req = ("GET %s HTTP/1.1\r\nhost: %s\r\ncookie: %s\r\naccept-encoding: gzip\r\n%s\r\n" % (path, host, jar, extra)).encode()
     s = conn()
-    for _ in range(count):
+    for i in range(count):
+        if os.environ.get("AUDIT_POST"):
+            nonce = "%x%x" % (os.getpid(), i)
+            body = ("message%%5Bbody%%5D=bench+write+%s&message%%5Bclient_message_id%%5D=%s" % (nonce, nonce)).encode()
+            req = ("POST %s HTTP/1.1\r\nhost: %s\r\ncookie: %s\r\ncontent-type: application/x-www-form-urlencoded\r\n"
+                   "accept: text/vnd.turbo-stream.html, text/html, application/xhtml+xml\r\nsec-fetch-site: same-origin\r\n"
+                   "accept-encoding: gzip\r\n%scontent-length: %d\r\n\r\n" % (path, host, jar, extra, len(body))).encode() + body
         head, body = exchange(s, req)
         if not head.startswith("HTTP/1.1 200"): raise SystemExit("not a 200: " + head.split("\r\n")[0])
 EOF
@@ -102,7 +112,7 @@ sleep 0.5
 kill -INT "$tracer"
 wait "$tracer" 2>/dev/null || true
 stop
-echo "== system calls of the loop thread for $n cached GET $path (strace -c), per request:"
+echo "== system calls of the loop thread for $n $method $path (strace -c), per request:"
 awk -v n="$n" '$1 ~ /^[0-9.]+$/ && NF >= 5 { name = $NF; calls = $4; printf "  %-16s %8.3f\n", name, calls / n }' "$work/strace.txt"
 
 # 2. Instructions.
@@ -118,6 +128,6 @@ if [ "${AUDIT_SKIP_CALLGRIND:-}" != 1 ]; then
   stop
   dump=$(ls "$work"/callgrind.out.*.1 | head -1)
   total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
-  echo "== instructions for $n cached GET $path (callgrind, whole process): $total, per request: $(( total / n ))"
+  echo "== instructions for $n $method $path (callgrind, whole process): $total, per request: $(( total / n ))"
   echo "   top functions: callgrind_annotate $dump | head -40"
 fi

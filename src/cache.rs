@@ -320,7 +320,8 @@ struct KeyHash {
     seed: u64,
 }
 
-struct WordHasher(u64);
+/// Also the content hash of `gzip`'s recurring parts.
+pub(crate) struct WordHasher(pub(crate) u64);
 
 impl std::hash::BuildHasher for KeyHash {
     type Hasher = WordHasher;

@@ -1,16 +1,19 @@
 //! gzip (RFC 1952) for rendered responses: one reusable deflate state per loop thread, the
 //! rules for when a response is compressed (design §6), and spliced bodies: a page made of
 //! cached parts (rendered messages) is compressed by stitching together deflate pieces made
-//! once per part (`splice`), not by deflating the whole page again (`crc32` has the CRC and
+//! once per part (`splice`), not by deflating the whole page again; `recurring` finds such
+//! parts by their bytes for lists that have no cache of their own (`crc32` has the CRC and
 //! its combination).
 //!
 //! The compressor state (hash chains and window, ~300 KB) is made once per loop on first use
 //! and reset between responses, so compressing a page allocates nothing but output growth.
 
 mod crc32;
+mod recurring;
 mod splice;
 
 pub use crc32::{combine as crc32_combine, crc32};
+pub use recurring::Runs;
 pub use splice::{begin_response, mark, marks, moved, Part};
 
 use crate::http::{Request, Response};

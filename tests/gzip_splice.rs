@@ -171,3 +171,70 @@ fn edits_and_deletions_replace_the_pieces() {
     let (plain, _) = both(&s, &jar, &room);
     assert!(String::from_utf8_lossy(&plain).contains("Changed behind its back"));
 }
+
+/// Gives David `n` more closed rooms (ids from 5000, names that sort among the seed's) and
+/// `n / 4` more pings with Jason, Kevin or both; every seventh of the new rooms unread.
+fn add_rooms(s: &Seeded, n: i64) {
+    let mut sql = String::from("BEGIN;");
+    for k in 0..n {
+        let id = 5000 + k;
+        let (kind, name) = if k % 4 == 3 { ("Rooms::Direct", "NULL".to_string()) } else { ("Rooms::Closed", format!("'Project {k:03} & co'")) };
+        let unread = if k % 7 == 0 { "datetime('now')" } else { "NULL" };
+        sql += &format!(
+            "INSERT INTO rooms (id, created_at, creator_id, name, type, updated_at) VALUES ({id}, datetime('now'), {DAVID}, {name}, '{kind}', datetime('now', '-{k} minutes'));\
+             INSERT INTO memberships (created_at, involvement, room_id, unread_at, updated_at, user_id) VALUES (datetime('now'), 'everything', {id}, {unread}, datetime('now'), {DAVID});\
+             INSERT INTO memberships (created_at, involvement, room_id, updated_at, user_id) VALUES (datetime('now'), 'everything', {id}, datetime('now'), {});",
+            if k % 2 == 0 { JASON } else { KEVIN }
+        );
+        if k % 8 == 7 {
+            sql += &format!("INSERT INTO memberships (created_at, involvement, room_id, updated_at, user_id) VALUES (datetime('now'), 'everything', {id}, datetime('now'), {JZ});");
+        }
+    }
+    sql += "COMMIT;";
+    s.srv.sql(&sql);
+}
+
+#[test]
+fn the_sidebar_splices_its_room_links_and_follows_changes() {
+    let s = cache_off();
+    add_rooms(&s, 240);
+    let jar = s.jar(DAVID);
+    let path = "/users/me/sidebar";
+    let (plain, wire) = both(&s, &jar, path);
+    let page = String::from_utf8_lossy(&plain).into_owned();
+    assert!(page.contains("Project 238 &amp; co"), "the new rooms are listed");
+    assert!(page.contains("id=\"list_rooms_direct_5003\""), "the new pings are listed");
+    // Again: the links' runs are found by their bytes and their pieces spliced.
+    let (plain_again, wire_again) = both(&s, &jar, path);
+    assert_eq!(plain_again, plain);
+    assert_eq!(wire_again, wire, "byte-stable gzip form");
+    let mut whole = Vec::new();
+    campfire::gzip::Gzip::new(campfire::gzip::LEVEL).encode(&plain, &mut whole);
+    assert_ne!(wire, whole, "spliced from pieces, not compressed whole");
+    assert!(wire.len() * 4 <= whole.len() * 5, "spliced {} B vs whole {} B", wire.len(), whole.len());
+    eprintln!("sidebar: identity {} B, spliced gzip {} B, whole-page gzip level {} {} B", plain.len(), wire.len(), campfire::gzip::LEVEL, whole.len());
+
+    // A room read, another made unread, one renamed, one left, a ping touched (it moves to
+    // the top): each shows, and the spliced form still decodes to the identity body.
+    s.srv.sql(&format!(
+        "UPDATE memberships SET unread_at = NULL WHERE room_id = 5000 AND user_id = {DAVID};\
+         UPDATE memberships SET unread_at = datetime('now') WHERE room_id = 5101 AND user_id = {DAVID};\
+         UPDATE rooms SET name = 'Renamed & moved' WHERE id = 5102;\
+         DELETE FROM memberships WHERE room_id = 5200 AND user_id = {DAVID};\
+         UPDATE rooms SET updated_at = datetime('now', '+1 hour') WHERE id = 5203;"
+    ));
+    let (plain, wire) = both(&s, &jar, path);
+    let page = String::from_utf8_lossy(&plain).into_owned();
+    assert!(page.contains("id=\"list_rooms_closed_5000\" class=\"room btn\""), "read");
+    assert!(page.contains("id=\"list_rooms_closed_5101\" class=\"room btn unread\""), "unread");
+    assert!(page.contains("Renamed &amp; moved") && !page.contains("Project 102 &amp;"), "renamed");
+    assert!(!page.contains("list_rooms_closed_5200"), "left");
+    let directs = page.find("id=\"direct_rooms\"").unwrap();
+    assert!(page[directs..].find("list_rooms_direct_5203") < page[directs..].find("list_rooms_direct_5003"), "the touched ping first");
+    assert_eq!(raw_get(&s, &jar, path, true).body, wire, "byte-stable after the changes");
+
+    // Another viewer with some of the same rooms gets their own sidebar, and David's is intact.
+    let (kevin, _) = both(&s, &s.jar(KEVIN), path);
+    assert!(String::from_utf8_lossy(&kevin).contains("Project 001 &amp; co"));
+    assert_eq!(both(&s, &jar, path).0, plain);
+}

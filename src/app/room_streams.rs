@@ -4,9 +4,11 @@
 //! signed stream names pages subscribe with, and the helpers that wrap a Turbo Stream for broadcast.
 
 use crate::app::Ctx;
+use crate::crypto::memo::Memo;
 use crate::crypto::turbo;
 use crate::db::rooms::Kind;
 use crate::views::Out;
+use std::cell::RefCell;
 
 /// Rails' `param_key` of the room's class: `rooms_open`, `rooms_closed`, `rooms_direct`.
 pub fn param_key(kind: Kind) -> &'static str {
@@ -45,11 +47,21 @@ pub fn user_rooms_stream(user_id: i64) -> String {
     s
 }
 
+thread_local! {
+    /// This thread's signed stream names (a page shows the same few: "rooms", the viewer's
+    /// rooms, the room's messages).
+    static SIGNED: RefCell<Memo<Box<str>>> = RefCell::new(Memo::new(256));
+}
+
 /// Signs `stream` for a `turbo-cable-stream-source` and writes it as an attribute value.
 pub fn signed_stream(cx: &Ctx, stream: &str, o: &mut Out<'_>) {
-    let mut signed = Vec::with_capacity(stream.len() * 2 + 80);
-    turbo::sign_stream_name(&cx.keys, stream.as_bytes(), &mut signed);
-    o.attr(std::str::from_utf8(&signed).unwrap_or(""));
+    SIGNED.with(|m| {
+        o.attr(m.borrow_mut().get(&cx.keys, stream.into(), || {
+            let mut signed = Vec::with_capacity(stream.len() * 2 + 80);
+            turbo::sign_stream_name(&cx.keys, stream.as_bytes(), &mut signed);
+            String::from_utf8(signed).unwrap_or_default()
+        }));
+    });
 }
 
 /// A stream element with only a target.

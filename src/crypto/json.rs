@@ -350,6 +350,24 @@ pub fn write_plain_string(s: &[u8], out: &mut Vec<u8>) {
     escape(s, false, out);
 }
 
+/// Whether none of the 8 bytes of `w` is one `escape` acts on: a control byte, `"`, `\\`, the
+/// lead byte 0xE2 of U+2028/U+2029, and with `html` `<` `>` `&`. Bit tricks on the word
+/// (a byte equal to b, or below 0x20, sets that byte's top bit; exact for "any").
+fn plain_word(w: &[u8], html: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut b = [0u8; 8];
+    b.copy_from_slice(w);
+    let x = u64::from_le_bytes(b);
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let eq = |c: u8| zero(x ^ (ONES * u64::from(c)));
+    let mut hit = (x.wrapping_sub(ONES * 0x20) & !x & HIGH) | eq(b'"') | eq(b'\\') | eq(0xE2);
+    if html {
+        hit |= eq(b'<') | eq(b'>') | eq(b'&');
+    }
+    hit == 0
+}
+
 /// The one JSON string encoder: copies runs of plain bytes whole; `html` adds Rails' escapes
 /// of `<` `>` `&`.
 fn escape(s: &[u8], html: bool, out: &mut Vec<u8>) {
@@ -357,39 +375,51 @@ fn escape(s: &[u8], html: bool, out: &mut Vec<u8>) {
     out.push(b'"');
     let mut run = 0;
     let mut i = 0;
-    while let Some(&c) = s.get(i) {
-        let esc: Option<&[u8]> = match c {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            8 => Some(b"\\b"),
-            12 => Some(b"\\f"),
-            b'<' if html => Some(b"\\u003c"),
-            b'>' if html => Some(b"\\u003e"),
-            b'&' if html => Some(b"\\u0026"),
-            0..=0x1f => None,
-            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => None,
-            _ => {
-                i += 1;
+    while i < s.len() {
+        // Eight bytes at a time while none of them can need an escape; a word that may goes
+        // through the byte loop below whole.
+        let end = match s.get(i..i + 8) {
+            Some(w) if plain_word(w, html) => {
+                i += 8;
                 continue;
             }
+            Some(_) => i + 8,
+            None => s.len(),
         };
-        out.extend_from_slice(&s[run..i]);
-        match esc {
-            Some(e) => out.extend_from_slice(e),
-            None if c == 0xE2 => {
-                out.extend_from_slice(if s.get(i + 2) == Some(&0xA8) { b"\\u2028" } else { b"\\u2029" });
-                i += 2;
+        while let Some(&c) = s.get(i).filter(|_| i < end) {
+            let esc: Option<&[u8]> = match c {
+                b'"' => Some(b"\\\""),
+                b'\\' => Some(b"\\\\"),
+                b'\n' => Some(b"\\n"),
+                b'\r' => Some(b"\\r"),
+                b'\t' => Some(b"\\t"),
+                8 => Some(b"\\b"),
+                12 => Some(b"\\f"),
+                b'<' if html => Some(b"\\u003c"),
+                b'>' if html => Some(b"\\u003e"),
+                b'&' if html => Some(b"\\u0026"),
+                0..=0x1f => None,
+                0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => None,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.extend_from_slice(&s[run..i]);
+            match esc {
+                Some(e) => out.extend_from_slice(e),
+                None if c == 0xE2 => {
+                    out.extend_from_slice(if s.get(i + 2) == Some(&0xA8) { b"\\u2028" } else { b"\\u2029" });
+                    i += 2;
+                }
+                None => {
+                    out.extend_from_slice(b"\\u00");
+                    out.extend_from_slice(&super::token::hex_byte(c));
+                }
             }
-            None => {
-                out.extend_from_slice(b"\\u00");
-                out.extend_from_slice(&super::token::hex_byte(c));
-            }
+            i += 1;
+            run = i;
         }
-        i += 1;
-        run = i;
     }
     out.extend_from_slice(&s[run..]);
     out.push(b'"');
@@ -490,5 +520,41 @@ mod tests {
             String::from_utf8(v).unwrap(),
             r#""\u003ca href=\"x\"\u003e\u0026\u2028✓\n\u0001""#
         );
+    }
+
+    /// Each byte on its own, as the encoder worked before it learned to skip plain words.
+    fn escaped_bytewise(s: &[u8], html: bool) -> Vec<u8> {
+        let mut out = vec![b'"'];
+        let mut i = 0;
+        while i < s.len() {
+            let mut one = Vec::new();
+            let take = if s[i] == 0xE2 && s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) { 3 } else { 1 };
+            escape(&s[i..i + take], html, &mut one);
+            out.extend_from_slice(&one[1..one.len() - 1]);
+            i += take;
+        }
+        out.push(b'"');
+        out
+    }
+
+    #[test]
+    fn words_and_bytes_escape_alike_wherever_the_specials_fall() {
+        let specials: [&[u8]; 11] = [b"\"", b"\\", b"\n", b"\x01", b"\x1f", b"<", b">", b"&", "\u{2028}".as_bytes(), "\u{2029}".as_bytes(), "\u{2020}✓".as_bytes()];
+        for html in [false, true] {
+            for len in 0..40 {
+                for at in 0..len.max(1) {
+                    for sp in specials {
+                        let mut s = b"<div class=plain>text".repeat(3)[..len].to_vec();
+                        s.splice(at.min(s.len())..at.min(s.len()), sp.iter().copied());
+                        let mut v = Vec::new();
+                        escape(&s, html, &mut v);
+                        assert_eq!(v, escaped_bytewise(&s, html), "{:?} html={html}", String::from_utf8_lossy(&s));
+                        let mut back = Vec::new();
+                        unescape(&v[1..v.len() - 1], &mut back).unwrap();
+                        assert_eq!(back, s);
+                    }
+                }
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod csrf;
 pub mod encryptor;
 pub mod gcm;
 pub mod json;
+pub mod memo;
 pub mod pbkdf2;
 pub mod sgid;
 pub mod signed_id;

@@ -65,7 +65,13 @@ pub struct Keys {
     /// Turbo signed stream names: salt `turbo/signed_stream_verifier_key`, HMAC-SHA256,
     /// strict.
     pub turbo_stream: Verifier,
+    /// Unique to this derivation: per-thread caches of what these keys sign (avatar tokens)
+    /// tell key sets apart by it.
+    pub serial: u64,
 }
+
+/// The next `Keys::serial`.
+static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Keys {
     /// Derives every key from `secret_key_base` (its bytes as given).
@@ -84,6 +90,7 @@ impl Keys {
             sgid: Verifier::new(&sgid, Digest::Sha1, Alphabet::UrlSafe, true),
             active_storage: Verifier::new(&active_storage, Digest::Sha1, Alphabet::Standard, true),
             turbo_stream: Verifier::new(&turbo, Digest::Sha256, Alphabet::Standard, true),
+            serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Messages: pages of 40 (spec/01 §7.3), create / edit / destroy with their rich-text body
 //! and search-index row in the same transaction (spec/01 §7–§9, §14).
 //!
-//! Pages are delivered to a callback with rows borrowed from the statement, oldest first,
-//! so rendering a page allocates nothing here. Ordering is by `created_at` as in Rails;
-//! `id` breaks exact ties so pages are deterministic.
+//! Pages are delivered to a callback oldest first, with rows borrowed from the statement;
+//! a page of the newest messages before a point is read newest first (the index's order,
+//! backwards) and handed over reversed from a buffer, rather than sorted again by SQLite.
+//! Ordering is by `created_at` as in Rails; `id` breaks exact ties so pages are deterministic.
 
 use super::conn::Conn;
 use super::error::Result;
@@ -80,6 +81,26 @@ pub(super) fn each(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Resul
     Ok(n)
 }
 
+/// Steps `s` (a query selecting `columns!()` first, newest first) to the end, then hands the
+/// rows to `f` oldest first; returns how many. A page is at most 81 rows.
+fn each_reversed(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
+    let mut rows = Vec::with_capacity(PAGE_SIZE as usize);
+    while s.step()? == Step::Row {
+        rows.push(row(s)?.to_message());
+    }
+    for m in rows.iter().rev() {
+        f(&MessageRow {
+            id: m.id,
+            room_id: m.room_id,
+            creator_id: m.creator_id,
+            client_message_id: &m.client_message_id,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+        })?;
+    }
+    Ok(rows.len())
+}
+
 /// The message with `id`.
 pub fn find(c: &Conn, id: i64) -> Result<Option<Message>> {
     let mut s = c.prepare_cached(concat!("SELECT ", columns!(), " FROM messages WHERE id = ?1"))?;
@@ -98,12 +119,11 @@ pub fn find_in_room(c: &Conn, room_id: i64, id: i64) -> Result<Option<Message>> 
 /// The 40 newest messages of the room, oldest first. Returns how many were visited.
 pub fn last_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
     let mut s = c.prepare_cached(concat!(
-        "SELECT * FROM (SELECT ", columns!(), " FROM messages WHERE room_id = ?1 \
-         ORDER BY created_at DESC, id DESC LIMIT ?2) ORDER BY created_at, id"
+        "SELECT ", columns!(), " FROM messages WHERE room_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
     ))?;
     s.bind(1, room_id)?;
     s.bind(2, PAGE_SIZE)?;
-    each(&mut s, &mut f)
+    each_reversed(&mut s, &mut f)
 }
 
 /// The 40 oldest messages of the room, oldest first.
@@ -117,12 +137,15 @@ pub fn first_page(c: &Conn, room_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> 
 /// The last page of the room's messages created strictly before message `anchor_id`
 /// (nothing if the anchor does not exist).
 pub fn page_before(c: &Conn, room_id: i64, anchor_id: i64, mut f: impl FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let sql = concat!(
-        "SELECT * FROM (SELECT ", columns!(), " FROM messages \
+    let mut s = c.prepare_cached(concat!(
+        "SELECT ", columns!(), " FROM messages \
          WHERE room_id = ?1 AND created_at < (SELECT created_at FROM messages WHERE id = ?2) \
-         ORDER BY created_at DESC, id DESC LIMIT ?3) ORDER BY created_at, id"
-    );
-    anchored(c, sql, room_id, anchor_id, &mut f)
+         ORDER BY created_at DESC, id DESC LIMIT ?3"
+    ))?;
+    s.bind(1, room_id)?;
+    s.bind(2, anchor_id)?;
+    s.bind(3, PAGE_SIZE)?;
+    each_reversed(&mut s, &mut f)
 }
 
 /// The first page of the room's messages created strictly after message `anchor_id`.

@@ -297,16 +297,6 @@ pub fn without_direct_room_with(c: &Conn, user_id: i64, limit: i64, mut f: impl 
     Ok(n)
 }
 
-/// Number of distinct users (including `user_id`) in `user_id`'s direct rooms.
-pub fn direct_partner_count(c: &Conn, user_id: i64) -> Result<i64> {
-    let mut s = c.prepare_cached(
-        "SELECT count(DISTINCT m2.user_id) FROM memberships m1 JOIN rooms r ON r.id = m1.room_id AND r.type = 'Rooms::Direct' \
-         JOIN memberships m2 ON m2.room_id = m1.room_id WHERE m1.user_id = ?1",
-    )?;
-    s.bind(1, user_id)?;
-    Ok(if s.row()? { s.int(0) } else { 0 })
-}
-
 /// A person on the account settings page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Person {
@@ -441,9 +431,9 @@ mod tests {
         let (_db, c) = TempDb::with_schema();
         let (d, j, k, bot) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"), user(&c, "Bot"));
         deactivate(&c, bot, "u", T0).unwrap();
-        assert_eq!(direct_partner_count(&c, d).unwrap(), 0);
+        assert_eq!(rooms::directs_of(&c, d).unwrap().partners, 0);
         rooms::find_or_create_direct(&c, d, &[d, j], T0).unwrap();
-        assert_eq!(direct_partner_count(&c, d).unwrap(), 2);
+        assert_eq!(rooms::directs_of(&c, d).unwrap().partners, 2);
         let mut got = Vec::new();
         without_direct_room_with(&c, d, 20, |u| {
             got.push(u.id);

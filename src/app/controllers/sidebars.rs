@@ -12,6 +12,7 @@ use crate::crypto::Keys;
 use crate::db::memberships::SidebarRoom;
 use crate::db::rooms::{Kind, Member};
 use crate::db::{self, users::User, Conn};
+use crate::gzip;
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -34,11 +35,14 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     })?;
     // Newest activity first; the sort is stable, so equal times keep name order as in Rails.
     direct.sort_by_key(|d| std::cmp::Reverse(d.1));
+    let of = db::rooms::directs_of(&cx.db, user.id)?;
     let mut directs = Vec::with_capacity(direct.len());
     for (room_id, updated_at, unread) in direct {
-        directs.push(DirectLink { room_id, updated_at, unread, shown: shown_members(&cx.db, room_id, &user)? });
+        let from = of.members.partition_point(|(r, _, _)| *r < room_id);
+        let all = of.members.get(from..).unwrap_or_default().iter().take_while(|(r, _, _)| *r == room_id).map(|(_, _, m)| m);
+        directs.push(DirectLink { room_id, updated_at, unread, shown: shown_of(all, &user) });
     }
-    let limit = (DIRECT_PLACEHOLDERS - (db::users::direct_partner_count(&cx.db, user.id)? + 1)).max(0);
+    let limit = (DIRECT_PLACEHOLDERS - (of.partners + 1)).max(0);
     let mut placeholders = Vec::new();
     db::users::without_direct_room_with(&cx.db, user.id, limit, |u| {
         placeholders.push(u.id);
@@ -59,12 +63,16 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
 
 /// The members a direct link shows for `viewer`: everyone else, or the viewer alone.
 pub fn shown_members(c: &Conn, room_id: i64, viewer: &User) -> Result<Vec<Member>, AppError> {
-    let all = db::rooms::members(c, room_id)?;
-    let others: Vec<Member> = all.iter().filter(|m| m.id != viewer.id).cloned().collect();
+    Ok(shown_of(db::rooms::members(c, room_id)?.iter(), viewer))
+}
+
+/// `shown_members` of a room whose members (in membership order) are `all`.
+fn shown_of<'a>(all: impl Iterator<Item = &'a Member>, viewer: &User) -> Vec<Member> {
+    let others: Vec<Member> = all.filter(|m| m.id != viewer.id).cloned().collect();
     if others.is_empty() {
-        return Ok(vec![Member { id: viewer.id, name: viewer.name.clone(), updated_at: viewer.updated_at }]);
+        return vec![Member { id: viewer.id, name: viewer.name.clone(), updated_at: viewer.updated_at }];
     }
-    Ok(others)
+    others
 }
 
 /// A direct room's link as one member sees it.
@@ -97,10 +105,15 @@ impl views::sidebar::show::View for Sidebar<'_> {
     fn user_rooms_stream(&self, o: &mut Out<'_>) {
         room_streams::signed_stream(self.cx, &room_streams::user_rooms_stream(self.user.id), o);
     }
+    // The links recur from one sidebar to the next: cut into runs whose deflate pieces are
+    // kept (gzip::Runs), a response compresses only what changed.
     fn direct_rooms(&self, o: &mut Out<'_>) {
+        let mut runs = gzip::Runs::new(o.0);
         for d in &self.directs {
             render_direct(&self.cx.keys, d, o);
+            runs.item(o.0, d.room_id);
         }
+        runs.end(o.0);
     }
     fn placeholders(&self, o: &mut Out<'_>) {
         for u in &self.people {
@@ -108,9 +121,12 @@ impl views::sidebar::show::View for Sidebar<'_> {
         }
     }
     fn shared_rooms(&self, o: &mut Out<'_>) {
+        let mut runs = gzip::Runs::new(o.0);
         for (kind, id, name, unread) in &self.shared {
             render_shared(*kind, *id, name, *unread, o);
+            runs.item(o.0, *id);
         }
+        runs.end(o.0);
     }
     fn new_room(&self, o: &mut Out<'_>) {
         if self.can_create {

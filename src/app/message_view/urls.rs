@@ -2,14 +2,27 @@
 
 use crate::crypto::{signed_id, Keys};
 use crate::db;
+use crate::crypto::memo::Memo;
+use std::cell::RefCell;
+
+thread_local! {
+    /// This thread's avatar tokens, path-escaped, by user id (about 100 bytes each).
+    static TOKENS: RefCell<Memo<i64>> = RefCell::new(Memo::new(1024));
+}
 
 /// `/users/<avatar token>/avatar?v=<updated_at as YYYYMMDDHHMMSS>` (Rails' `fresh_user_avatar_path`).
 pub fn avatar_url(keys: &Keys, user_id: i64, updated_at: i64) -> String {
-    let mut token = Vec::with_capacity(64);
-    signed_id::avatar_token(keys, user_id, &mut token);
-    let mut url = String::with_capacity(token.len() + 40);
+    let mut url = String::with_capacity(100);
     url.push_str("/users/");
-    push_path_segment(&mut url, std::str::from_utf8(&token).unwrap_or(""));
+    TOKENS.with(|t| {
+        url.push_str(t.borrow_mut().get(keys, user_id, || {
+            let mut token = Vec::with_capacity(64);
+            signed_id::avatar_token(keys, user_id, &mut token);
+            let mut escaped = String::with_capacity(token.len() + 8);
+            push_path_segment(&mut escaped, std::str::from_utf8(&token).unwrap_or(""));
+            escaped
+        }));
+    });
     url.push_str("/avatar?v=");
     let stamp = db::time::format(updated_at);
     url.extend(stamp.as_str().chars().filter(char::is_ascii_digit).take(14));
