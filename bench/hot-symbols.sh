@@ -108,42 +108,47 @@ for kind in plain tls; do
 done
 
 # callgrind's format names a function once as "fn=(id) name" and later as "fn=(id)"; costs
-# follow as "line cost" lines. Sum each function's own instructions over both sessions (ids are
-# per file; names are not), then list by that.
+# follow as "line cost" lines. Sum each function's own instructions per session (ids are per
+# file; names are not), then list the plain session's functions by that, and after them those
+# only the HTTPS session ran: plain HTTP's hot code stays as compact as before (interleaved by
+# cost, the ciphers' heavy functions spread it and a plain server in the 15 MB cgroup thrashed),
+# and a TLS server's is the same pages plus the ones right after.
 nm --defined-only "$server" > "$work/nm.txt"
 python3 - "$out" "$work/nm.txt" "${dumps[@]}" <<'EOF'
 import re, sys
-total = {}
-for dump in sys.argv[3:]:
-  names, cost, current, skip = {}, {}, None, False
-  with open(dump, errors="replace") as f:
-    for line in f:
-        m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-        if m:
-            kind, ident, name = m.groups()
-            if name:
-                names[ident] = name
-            if kind == "fn":
-                current = ident
-                cost.setdefault(ident, 0)
-            continue
-        if line.startswith("calls="):
-            skip = True  # the next cost line is the call's inclusive cost, not the caller's own
-            continue
-        if current is not None and (line[:1].isdigit() or line[:1] in "+-*"):
-            if skip:
-                skip = False
+
+def own_costs(dump):
+    """Each function's own instructions in one callgrind dump, by symbol."""
+    names, cost, current, skip = {}, {}, None, False
+    with open(dump, errors="replace") as f:
+        for line in f:
+            m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if m:
+                kind, ident, name = m.groups()
+                if name:
+                    names[ident] = name
+                if kind == "fn":
+                    current = ident
+                    cost.setdefault(ident, 0)
                 continue
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                cost[current] += int(parts[1])
-  for ident, c in cost.items():
-    # callgrind may append "'2" for recursion levels; the symbol is the part before it.
-    name = names.get(ident, "").split("'")[0]
-    if c > 0 and name and not name.startswith("0x"):
-      total[name] = total.get(name, 0) + c
-order = sorted(total, key=lambda n: -total[n])
-seen = set(order)
+            if line.startswith("calls="):
+                skip = True  # the next cost line is the call's inclusive cost, not the caller's own
+                continue
+            if current is not None and (line[:1].isdigit() or line[:1] in "+-*"):
+                if skip:
+                    skip = False
+                    continue
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    cost[current] += int(parts[1])
+    total = {}
+    for ident, c in cost.items():
+        # callgrind may append "'2" for recursion levels; the symbol is the part before it.
+        name = names.get(ident, "").split("'")[0]
+        if c > 0 and name and not name.startswith("0x"):
+            total[name] = total.get(name, 0) + c
+    return total
+
 # valgrind's virtual CPU lacks SHA-NI, AVX-512 and more, so code that picks a variant by CPU
 # feature ran its portable one there; natively the same call runs another function. Add the
 # feature variants of every hot family: glibc's __memmove_avx_unaligned_erms & co. when any
@@ -155,15 +160,23 @@ def family(name):
         return name[: len(m.group(0)) + int(m.group(1))]  # _ZN4sha2: the crate
     m = re.match(r"(_*[a-z0-9]+)_", name)
     return m.group(1) if m else name
-hot_families = {family(n) for n in order}
 with open(sys.argv[2]) as f:
-    for line in f:
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW" and variant.search(parts[2]):
-            name = parts[2]
-            if name not in seen and family(name) in hot_families:
-                seen.add(name)
-                order.append(name)
+    variants = [p[2] for p in (line.split() for line in f) if len(p) == 3 and p[1] in "tTwW" and variant.search(p[2])]
+
+order, seen = [], set()
+def add(name):
+    if name not in seen:
+        seen.add(name)
+        order.append(name)
+for dump in sys.argv[3:]:
+    total = own_costs(dump)
+    ran = sorted(total, key=lambda n: -total[n])
+    for name in ran:
+        add(name)
+    families = {family(n) for n in ran}
+    for name in variants:
+        if family(name) in families:
+            add(name)
 with open(sys.argv[1], "w") as o:
     o.write("".join(n + "\n" for n in order))
 print(f"{sys.argv[1]}: {len(seen)} functions")
