@@ -10,7 +10,8 @@
 # on disk until used.
 #
 # How: an unstripped build of the same binary runs under `valgrind --tool=callgrind` through a
-# representative session (sign-in, every benchmark route, posts, a small Action Cable fan-out);
+# representative session (sign-in, every benchmark route, posts, a small Action Cable fan-out),
+# once over plain HTTP and once over HTTPS/wss:// (the server serving its own certificate);
 # every function callgrind saw execute after start-up is listed, most instructions first, so the hottest code
 # shares the fewest pages. Symbols are the linker's (mangled) names. A function missing from the
 # list (new code) is simply placed after the listed ones; re-run this script after large
@@ -38,95 +39,145 @@ mkdir -p "$work"
 "$bench" seed --out "$work/seed" > /dev/null
 labels=$work/seed/labels.json
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$labels")
-export PORT=$port DATABASE_PATH=$PWD/$work/seed/db/production.sqlite3 STORAGE_PATH=$PWD/$work/seed \
-  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 DISABLE_SSL=true CAMPFIRE_LOG=0
+export DATABASE_PATH=$PWD/$work/seed/db/production.sqlite3 STORAGE_PATH=$PWD/$work/seed \
+  SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 CAMPFIRE_LOG=0
 
-valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" "$server" \
-  > "$work/server.log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-  curl -fsS -o /dev/null "http://127.0.0.1:$port/up" 2>/dev/null && break
-  sleep 0.2
+# A CA of our own and a `localhost` leaf it signs (P-256, as bench/cgroup.sh), for the HTTPS pass.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=campfire-hot CA" \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+  -keyout "$work/ca-key.pem" -out "$work/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost \
+  -keyout "$work/key.pem" -out "$work/leaf.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$work/leaf.ext"
+openssl x509 -req -in "$work/leaf.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" -CAcreateserial -days 2 \
+  -extfile "$work/leaf.ext" -out "$work/cert.pem" 2>/dev/null
+
+# One session under callgrind: plain (http://, ws://) or tls (https://, wss://, the server
+# serving its own certificate), each dumping its own profile.
+session() {
+  local kind=$1 url up tls_args=()
+  if [ "$kind" = tls ]; then
+    url=https://localhost:$port
+    tls_args=(--cacert "$work/ca.pem")
+    up=(curl -fsS -o /dev/null --cacert "$work/ca.pem" "$url/up")
+    env -u PORT -u DISABLE_SSL SSL_DOMAIN=localhost HTTPS_PORT=$port HTTP_PORT=$((port + 1)) \
+      TLS_CERTIFICATE_PATH=$PWD/$work/cert.pem TLS_PRIVATE_KEY_PATH=$PWD/$work/key.pem \
+      valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind-$kind.out" "$server" \
+      > "$work/server-$kind.log" 2>&1 &
+  else
+    url=http://127.0.0.1:$port
+    up=(curl -fsS -o /dev/null "$url/up")
+    PORT=$port DISABLE_SSL=true \
+      valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind-$kind.out" "$server" \
+      > "$work/server-$kind.log" 2>&1 &
+  fi
+  pid=$!
+  trap 'kill "$pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 600); do
+    "${up[@]}" 2>/dev/null && break
+    sleep 0.2
+  done
+  # Startup (configuration, schema checks) is not counted: its pages are dropped once the loops
+  # run (sys::memory::release_startup_code) and should not sit among the hot ones. Everything
+  # after the first /up is, warm-up included: a function run once per sign-in or per statement
+  # prepared holds its page resident as surely as the hottest loop.
+  callgrind_control -z "$pid" > /dev/null
+  # Every route of the benchmark once over (validated), then a small fan-out with posts.
+  "$bench" run --url "$url" "${tls_args[@]}" --labels "$labels" --clients 16 --secs 2 --warmup-secs 1 --rounds 1 \
+    --out "$work/run-$kind.json" > "$work/run-$kind.log" 2>&1
+  # Quiet for a while: the idle heap trim (after 1 s) and the 3 s cable heartbeat run too.
+  sleep 4
+  "$bench" cable --url "$url" "${tls_args[@]}" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
+    --posters 2 --tput-secs 2 --out "$work/cable-$kind.json" > "$work/cable-$kind.log" 2>&1
+  "$bench" cable --url "$url" "${tls_args[@]}" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
+    --posters 2 --tput-secs 2 --deflate 1 --out "$work/cable-deflate-$kind.json" >> "$work/cable-$kind.log" 2>&1
+  sleep 4
+  callgrind_control -d "$pid" > /dev/null
+  kill -TERM "$pid"
+  wait "$pid" || true
+  trap - EXIT
+}
+# HTTPS matters as much as plain HTTP: served over TLS, the handshake, the record layer and
+# ring's ciphers run on every request and frame, and spread over the text they kept ~2 MB more
+# code resident than plain HTTP did (bench/results/2026-12-03-tlsfit.md).
+session plain
+session tls
+dumps=()
+for kind in plain tls; do
+  dumps+=("$(ls -t "$work"/callgrind-$kind.out.* | head -1)")
 done
-url=http://127.0.0.1:$port
-# Startup (configuration, schema checks) is not counted: its pages are dropped once the loops
-# run (sys::memory::release_startup_code) and should not sit among the hot ones. Everything
-# after the first /up is, warm-up included: a function run once per sign-in or per statement
-# prepared holds its page resident as surely as the hottest loop.
-callgrind_control -z "$pid" > /dev/null
-# Every route of the benchmark once over (validated), then a small fan-out with posts.
-"$bench" run --url "$url" --labels "$labels" --clients 16 --secs 2 --warmup-secs 1 --rounds 1 \
-  --out "$work/run.json" > "$work/run.log" 2>&1
-# Quiet for a while: the idle heap trim (after 1 s) and the 3 s cable heartbeat run too.
-sleep 4
-"$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
-  --posters 2 --tput-secs 2 --out "$work/cable.json" > "$work/cable.log" 2>&1
-"$bench" cable --url "$url" --labels "$labels" --clients 20 --latency-msgs 5 --interval-ms 100 \
-  --posters 2 --tput-secs 2 --deflate 1 --out "$work/cable-deflate.json" >> "$work/cable.log" 2>&1
-sleep 4
-callgrind_control -d "$pid" > /dev/null
-kill -TERM "$pid"
-wait "$pid" || true
-dump=$(ls -t "$work"/callgrind.out.* | head -1)
-trap - EXIT
 
 # callgrind's format names a function once as "fn=(id) name" and later as "fn=(id)"; costs
-# follow as "line cost" lines. Sum each function's own instructions, then list by that.
+# follow as "line cost" lines. Sum each function's own instructions per session (ids are per
+# file; names are not), then list the plain session's functions by that, and after them those
+# only the HTTPS session ran: plain HTTP's hot code stays as compact as before (interleaved by
+# cost, the ciphers' heavy functions spread it and a plain server in the 15 MB cgroup thrashed),
+# and a TLS server's is the same pages plus the ones right after.
 nm --defined-only "$server" > "$work/nm.txt"
-python3 - "$dump" "$out" "$work/nm.txt" <<'EOF'
+python3 - "$out" "$work/nm.txt" "${dumps[@]}" <<'EOF'
 import re, sys
-names, cost, current, skip = {}, {}, None, False
-with open(sys.argv[1], errors="replace") as f:
-    for line in f:
-        m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-        if m:
-            kind, ident, name = m.groups()
-            if name:
-                names[ident] = name
-            if kind == "fn":
-                current = ident
-                cost.setdefault(ident, 0)
-            continue
-        if line.startswith("calls="):
-            skip = True  # the next cost line is the call's inclusive cost, not the caller's own
-            continue
-        if current is not None and (line[:1].isdigit() or line[:1] in "+-*"):
-            if skip:
-                skip = False
+
+def own_costs(dump):
+    """Each function's own instructions in one callgrind dump, by symbol."""
+    names, cost, current, skip = {}, {}, None, False
+    with open(dump, errors="replace") as f:
+        for line in f:
+            m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if m:
+                kind, ident, name = m.groups()
+                if name:
+                    names[ident] = name
+                if kind == "fn":
+                    current = ident
+                    cost.setdefault(ident, 0)
                 continue
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                cost[current] += int(parts[1])
-symbols = sorted((n for n in cost if cost[n] > 0 and n in names), key=lambda n: -cost[n])
-seen, order = set(), []
-for ident in symbols:
-    # callgrind may append "'2" for recursion levels; the symbol is the part before it.
-    name = names[ident].split("'")[0]
-    if name and not name.startswith("0x") and name not in seen:
-        seen.add(name)
-        order.append(name)
+            if line.startswith("calls="):
+                skip = True  # the next cost line is the call's inclusive cost, not the caller's own
+                continue
+            if current is not None and (line[:1].isdigit() or line[:1] in "+-*"):
+                if skip:
+                    skip = False
+                    continue
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    cost[current] += int(parts[1])
+    total = {}
+    for ident, c in cost.items():
+        # callgrind may append "'2" for recursion levels; the symbol is the part before it.
+        name = names.get(ident, "").split("'")[0]
+        if c > 0 and name and not name.startswith("0x"):
+            total[name] = total.get(name, 0) + c
+    return total
+
 # valgrind's virtual CPU lacks SHA-NI, AVX-512 and more, so code that picks a variant by CPU
 # feature ran its portable one there; natively the same call runs another function. Add the
 # feature variants of every hot family: glibc's __memmove_avx_unaligned_erms & co. when any
 # __memmove_* is hot, and a Rust crate's x86_sha/avx2/pclmulqdq/... functions when the crate is.
-variant = re.compile(r"x86_sha|shani|avx|evex|pclmul|sse[0-9]|ssse3|erms|rtm|movbe|bmi2")
+variant = re.compile(r"x86_sha|shani|avx|evex|pclmul|sse[0-9]|ssse3|erms|rtm|movbe|bmi2|adx")
 def family(name):
     m = re.match(r"_ZN(\d+)", name)
     if m:
         return name[: len(m.group(0)) + int(m.group(1))]  # _ZN4sha2: the crate
     m = re.match(r"(_*[a-z0-9]+)_", name)
     return m.group(1) if m else name
-hot_families = {family(n) for n in order}
-with open(sys.argv[3]) as f:
-    for line in f:
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW" and variant.search(parts[2]):
-            name = parts[2]
-            if name not in seen and family(name) in hot_families:
-                seen.add(name)
-                order.append(name)
-with open(sys.argv[2], "w") as o:
+with open(sys.argv[2]) as f:
+    variants = [p[2] for p in (line.split() for line in f) if len(p) == 3 and p[1] in "tTwW" and variant.search(p[2])]
+
+order, seen = [], set()
+def add(name):
+    if name not in seen:
+        seen.add(name)
+        order.append(name)
+for dump in sys.argv[3:]:
+    total = own_costs(dump)
+    ran = sorted(total, key=lambda n: -total[n])
+    for name in ran:
+        add(name)
+    families = {family(n) for n in ran}
+    for name in variants:
+        if family(name) in families:
+            add(name)
+with open(sys.argv[1], "w") as o:
     o.write("".join(n + "\n" for n in order))
-print(f"{sys.argv[2]}: {len(seen)} functions")
+print(f"{sys.argv[1]}: {len(seen)} functions")
 EOF

@@ -156,6 +156,51 @@ fn own_certificate_serves_sign_in_post_and_wss() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// After the handshake the server keeps only the traffic keys (server::tls_records): records
+/// still open and seal across requests on one kept-alive connection, small and larger than a
+/// record both ways, over TLS 1.3 and 1.2; a TLS 1.3 client's KeyUpdate (asking the server to
+/// update too) changes the keys of both directions; the client's close_notify ends the stream.
+#[test]
+fn kept_alive_records_survive_key_updates_and_tls12() {
+    let dir = temp_dir("tls-records");
+    let ca = Ca::new();
+    let srv = own_cert_server(&ca, &dir, &[]);
+    let port = srv.https_port;
+    let echo = |s: &mut Tls, len: usize| {
+        write!(s, "POST /__echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: {len}\r\n\r\n").unwrap();
+        s.write_all(&vec![b'x'; len]).unwrap();
+        let r = read_response(s).unwrap();
+        assert!(r.body.starts_with(format!("{len} xxx").as_bytes()), "{r:?}");
+    };
+    let page = https(port, &ca.client(), &get("/first_run", port)).unwrap();
+    let html = String::from_utf8_lossy(&page.body).into_owned();
+    let assets: Vec<String> = html.split('"').filter(|p| p.starts_with("/assets/")).map(str::to_string).collect();
+    assert!(!assets.is_empty(), "{html}");
+    for (client, version) in [(ca.client(), rustls::ProtocolVersion::TLSv1_3), (tls12_client(ca.pem().as_bytes()), rustls::ProtocolVersion::TLSv1_2)] {
+        let mut s = connect(port, &client).unwrap();
+        assert_eq!(s.conn.protocol_version(), Some(version));
+        let mut largest = 0;
+        for (i, asset) in assets.iter().enumerate() {
+            echo(&mut s, [10, 70_000][i % 2]);
+            if version == rustls::ProtocolVersion::TLSv1_3 {
+                s.conn.refresh_traffic_keys().unwrap();
+            }
+            write!(s, "GET {asset} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+            let r = read_response(&mut s).unwrap();
+            assert_eq!(r.status, 200, "{asset}: {r:?}");
+            largest = largest.max(r.body.len());
+        }
+        assert!(largest > 20_000, "no asset spans records: largest {largest} bytes");
+        echo(&mut s, 10);
+        s.conn.send_close_notify();
+        s.flush().unwrap();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{} bytes after close_notify", rest.len());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The leaf a new full handshake gets (a fresh client: a resumed session would report the
 /// certificate of the session it resumes).
 fn peer_cert(port: u16, ca: &Ca) -> Vec<u8> {

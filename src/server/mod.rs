@@ -13,6 +13,7 @@ mod completion;
 mod conn;
 mod event_loop;
 mod redirect;
+mod tls_records;
 mod transport;
 pub mod websocket;
 

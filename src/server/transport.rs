@@ -11,9 +11,12 @@
 //! Memory: rustls's unbuffered API leaves the buffers to us. Records are read into and
 //! written from one scratch per loop thread; a session keeps only its keys and state, plus,
 //! between two reads or writes, a partial record, undelivered plaintext or unsent ciphertext,
-//! each in a Vec freed once empty. An idle session owns no buffer at all.
+//! each in a Vec freed once empty. An idle session owns no buffer at all. Once the handshake
+//! is over rustls's connection object is given up for the traffic keys alone
+//! (`tls_records`): it held 3.3 KB per connection, the keys and their renewal about 2 KB.
 
 use super::conn::Conn;
+use super::tls_records::{Opened, Records};
 use crate::sys::{net, Fd};
 use rustls::server::{ServerConnectionData, UnbufferedServerConnection};
 use rustls::unbuffered::{ConnectionState, EncodeError, EncodeTlsData, EncryptError, InsufficientSizeError};
@@ -49,7 +52,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 
 /// One TLS connection: the rustls state and whatever bytes are in transit between two calls.
 pub(super) struct TlsSession {
-    tls: UnbufferedServerConnection,
+    phase: Phase,
     /// The start of a record whose rest has not arrived.
     partial: Vec<u8>,
     /// Decrypted bytes the caller's buffer had no room for, delivered first by the next read.
@@ -63,6 +66,16 @@ pub(super) struct TlsSession {
 
 /// A boxed session: its few hundred bytes in `Conn` would cost every plain connection too.
 pub(super) type Session = Box<TlsSession>;
+
+/// Who protects the records.
+enum Phase {
+    /// rustls, until its handshake is over and it has said everything it had to.
+    Handshake(Box<UnbufferedServerConnection>),
+    /// Our record layer, with the keys rustls handed over.
+    Traffic(Records),
+    /// The handover failed: the connection is closed.
+    Failed,
+}
 
 fn invalid(e: rustls::Error) -> io::Error {
     io::Error::new(ErrorKind::InvalidData, e)
@@ -136,7 +149,7 @@ impl Pending {
 
 impl TlsSession {
     fn new(tls: UnbufferedServerConnection) -> TlsSession {
-        TlsSession { tls, partial: Vec::new(), plain: Vec::new(), plain_pos: 0, pending: Pending { bytes: Vec::new(), pos: 0 }, peer_closed: false }
+        TlsSession { phase: Phase::Handshake(Box::new(tls)), partial: Vec::new(), plain: Vec::new(), plain_pos: 0, pending: Pending { bytes: Vec::new(), pos: 0 }, peer_closed: false }
     }
 
     /// Reads plaintext into `buf` (see `read`).
@@ -178,33 +191,84 @@ impl TlsSession {
         })
     }
 
-    /// Runs the records in `incoming` through rustls: plaintext into `buf` (the rest kept in
-    /// `plain`), handshake replies out to the socket. Returns how many bytes were used; the
-    /// rest is the start of a record still to come.
+    /// Runs the records in `incoming` through rustls or, after the handshake, our record
+    /// layer: plaintext into `buf` (the rest kept in `plain`), handshake replies out to the
+    /// socket. Returns how many bytes were used; the rest is the start of a record still to come.
     fn process(&mut self, fd: &Fd, incoming: &mut [u8], out: &mut Vec<u8>, buf: &mut [u8], got: &mut usize) -> io::Result<usize> {
         let mut used = 0;
+        if let Phase::Handshake(_) = self.phase {
+            used = self.handshake(fd, incoming, out, buf, got)?;
+            if self.peer_closed || !self.take_over() {
+                return Ok(used);
+            }
+        }
+        let TlsSession { phase, plain, pending, peer_closed, .. } = self;
+        let Phase::Traffic(records) = phase else { return Err(ErrorKind::NotConnected.into()) };
+        out.clear();
+        let opened = records.open(&mut incoming[used..], out, |payload| {
+            let n = deliver(payload, buf, got);
+            plain.extend_from_slice(&payload[n..]);
+        });
+        let sent = pending.queue(fd, out);
+        match opened {
+            Ok(Opened::Used(n)) => {
+                sent?;
+                Ok(used + n)
+            }
+            Ok(Opened::Closed(n)) => {
+                *peer_closed = true;
+                Ok(used + n)
+            }
+            Err(e) => {
+                records.alert(&e, out);
+                let _ = pending.queue(fd, out);
+                Err(invalid(e))
+            }
+        }
+    }
+
+    /// Hands the records over from rustls once its handshake is over. False while it is not
+    /// (or rustls is still in charge because it has more to say).
+    fn take_over(&mut self) -> bool {
+        match &self.phase {
+            Phase::Handshake(tls) if !tls.is_handshaking() => {}
+            _ => return false,
+        }
+        let Phase::Handshake(tls) = std::mem::replace(&mut self.phase, Phase::Failed) else { return false };
+        match Records::take_over(*tls) {
+            Ok(r) => self.phase = Phase::Traffic(r),
+            Err(e) => eprintln!("server: TLS record layer not taken over: {e}; closing"),
+        }
+        true
+    }
+
+    /// Runs the records in `incoming` through rustls (see `process`).
+    fn handshake(&mut self, fd: &Fd, incoming: &mut [u8], out: &mut Vec<u8>, buf: &mut [u8], got: &mut usize) -> io::Result<usize> {
+        let TlsSession { phase, plain, pending, peer_closed, .. } = self;
+        let Phase::Handshake(tls) = phase else { return Err(ErrorKind::NotConnected.into()) };
+        let mut used = 0;
         loop {
-            let handshaking = self.tls.is_handshaking();
-            let status = self.tls.process_tls_records(&mut incoming[used..]);
+            let handshaking = tls.is_handshaking();
+            let status = tls.process_tls_records(&mut incoming[used..]);
             let discard = status.discard;
             match status.state {
                 Ok(ConnectionState::ReadTraffic(mut r)) => {
                     while let Some(record) = r.next_record() {
                         let payload = record.map_err(invalid)?.payload;
                         let n = deliver(payload, buf, got);
-                        self.plain.extend_from_slice(&payload[n..]);
+                        plain.extend_from_slice(&payload[n..]);
                     }
                 }
                 Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
                 Ok(ConnectionState::TransmitTlsData(t)) => {
                     // Handshake flights, tickets, alerts: a full socket leaves them pending,
                     // which `pending_out` reports and `flush` finishes.
-                    let sent = self.pending.queue(fd, out);
+                    let sent = pending.queue(fd, out);
                     t.done();
                     sent?;
                 }
                 Ok(ConnectionState::PeerClosed | ConnectionState::Closed) => {
-                    self.peer_closed = true;
+                    *peer_closed = true;
                     return Ok(used + discard);
                 }
                 // More bytes needed (BlockedHandshake), or every record is read (WriteTraffic).
@@ -216,7 +280,7 @@ impl TlsSession {
                         let _ = net::writev(fd, &[PLAIN_HTTP_ON_TLS]);
                     } else {
                         // rustls queued an alert saying why; send it if the socket takes it.
-                        self.drain_records(fd, out);
+                        drain_records(tls, pending, fd, out);
                     }
                     return Err(invalid(e));
                 }
@@ -225,27 +289,29 @@ impl TlsSession {
         }
     }
 
-    /// Sends what rustls still has to say (an alert after an error), best effort.
-    fn drain_records(&mut self, fd: &Fd, out: &mut Vec<u8>) {
-        out.clear();
-        let mut none = [0u8; 0];
-        for _ in 0..8 {
-            match self.tls.process_tls_records(&mut none).state {
-                Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
-                Ok(ConnectionState::TransmitTlsData(t)) => t.done(),
-                _ => break,
-            }
-        }
-        let _ = self.pending.queue(fd, out);
-    }
-
     /// Encrypts `plaintext` (or, with `None`, a close_notify) into `out`, once rustls has
     /// nothing of its own to send first. Err when the handshake is not done: nothing can be
     /// sent yet, and the loop never writes before it has read a request.
     fn encrypt(&mut self, fd: &Fd, plaintext: Option<&[u8]>, out: &mut Vec<u8>) -> io::Result<()> {
+        let TlsSession { phase, pending, .. } = self;
+        let tls = match phase {
+            // The peer's close_notify came with its request, before rustls handed over.
+            Phase::Handshake(tls) => tls,
+            Phase::Traffic(records) => {
+                let r = match plaintext {
+                    Some(p) => records.seal(p, out),
+                    None => records.close_notify(out),
+                };
+                return r.map_err(|e| {
+                    out.clear();
+                    invalid(e)
+                });
+            }
+            Phase::Failed => return Err(ErrorKind::NotConnected.into()),
+        };
         let mut none = [0u8; 0];
         loop {
-            match self.tls.process_tls_records(&mut none).state {
+            match tls.process_tls_records(&mut none).state {
                 Ok(ConnectionState::WriteTraffic(mut w)) => {
                     let room = plaintext.map_or(64, |p| p.len() + p.len() / 16384 * 32 + 64);
                     out.resize(room, 0);
@@ -273,7 +339,7 @@ impl TlsSession {
                 }
                 Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
                 Ok(ConnectionState::TransmitTlsData(t)) => {
-                    let sent = self.pending.queue(fd, out);
+                    let sent = pending.queue(fd, out);
                     t.done();
                     sent?;
                 }
@@ -332,6 +398,20 @@ impl TlsSession {
     }
 }
 
+/// Sends what rustls still has to say (an alert after an error), best effort.
+fn drain_records(tls: &mut UnbufferedServerConnection, pending: &mut Pending, fd: &Fd, out: &mut Vec<u8>) {
+    out.clear();
+    let mut none = [0u8; 0];
+    for _ in 0..8 {
+        match tls.process_tls_records(&mut none).state {
+            Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, out),
+            Ok(ConnectionState::TransmitTlsData(t)) => t.done(),
+            _ => break,
+        }
+    }
+    let _ = pending.queue(fd, out);
+}
+
 /// Reads plaintext into `buf`, reading records from `fd` until `buf` is full or the socket
 /// has nothing more. `Ok(0)`: the peer closed. Handshake replies are written on the way.
 pub(super) fn read(fd: &Fd, session: Option<&mut Session>, buf: &mut [u8]) -> io::Result<usize> {
@@ -369,7 +449,7 @@ impl Conn {
 
     /// The TLS handshake is not finished yet.
     pub fn handshaking(&self) -> bool {
-        self.session.as_ref().is_some_and(|s| s.tls.is_handshaking())
+        self.session.as_ref().is_some_and(|s| matches!(&s.phase, Phase::Handshake(tls) if tls.is_handshaking()))
     }
 
     /// Ciphertext waits inside the session.

@@ -71,6 +71,8 @@ impl Tls {
             .with_no_client_auth()
             .with_cert_resolver(slot.clone());
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // After the handshake the loops keep the traffic keys only (server::tls_records).
+        config.enable_secret_extraction = true;
         let tls = Tls {
             settings: settings.clone(),
             slot,

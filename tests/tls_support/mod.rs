@@ -63,14 +63,23 @@ pub fn browser_like(pem: &[u8]) -> Arc<rustls::ClientConfig> {
     alpn_client(pem, &[b"h2", b"http/1.1"])
 }
 
+/// The same speaking TLS 1.2 only.
+pub fn tls12_client(pem: &[u8]) -> Arc<rustls::ClientConfig> {
+    versions_client(pem, &[b"http/1.1"], &[&rustls::version::TLS12])
+}
+
 fn alpn_client(pem: &[u8], alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
+    versions_client(pem, alpn, rustls::DEFAULT_VERSIONS)
+}
+
+fn versions_client(pem: &[u8], alpn: &[&[u8]], versions: &[&'static rustls::SupportedProtocolVersion]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for c in CertificateDer::pem_slice_iter(pem) {
         roots.add(c.unwrap()).unwrap();
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut c = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
