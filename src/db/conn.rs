@@ -42,10 +42,18 @@ pub enum Mode {
 /// Per-connection page cache, in KiB (negative `cache_size`). Small on purpose: the whole
 /// process must fit a 15 MB container; pages beyond it are read from the kernel's page cache.
 pub const CACHE_KIB: i64 = 512;
-/// Memory-mapped I/O window: off. Every mapped page SQLite touched counted in our RSS, and the
-/// set grew with the database (16 MB RSS after the benchmark's 440k posts, issue 7); reads go
-/// through `pread` into the page cache above instead.
+/// Memory-mapped I/O window of the writer (and any read-write connection): off. Its reads are
+/// the pages it is about to change, which the cache above holds.
 pub const MMAP_BYTES: i64 = 0;
+/// Memory-mapped I/O window of a read-only connection (a loop's): the first 1 GiB of the file.
+/// A request that reads more pages than the 512 KiB cache holds (a search's 100 results: one
+/// message page each, their creators, rooms and memberships, ~300 pages of a 392 MB file at
+/// issue 18's ×100) read every one of them again with `pread` (381 calls per search); mapped,
+/// SQLite reads them where the kernel's page cache already keeps them, with no system call and
+/// no copy. The cost is RSS, not memory: the mapped pages are page cache, charged to a cgroup
+/// whether read or mapped, clean and reclaimable; they show in `RssFile` (docs/bench.md
+/// "Memory"). Pages past the window and pages in the WAL are still read with `pread`.
+pub const READ_MMAP_BYTES: i64 = 1 << 30;
 /// How long a statement waits on another connection's lock before failing with BUSY (ms).
 pub const BUSY_TIMEOUT_MS: c_int = 5000;
 /// WAL size kept after a checkpoint resets it (Rails uses the same limit).
@@ -122,7 +130,7 @@ const WAL_INDEX_REGION: c_int = 32 * 1024;
 
 impl Conn {
     /// Opens `path` in `mode` and applies the connection pragmas (WAL, synchronous=NORMAL,
-    /// foreign_keys=ON, busy timeout, temp_store=MEMORY, small cache, no mmap).
+    /// foreign_keys=ON, busy timeout, temp_store=MEMORY, small cache; mmap for reading only).
     /// ReadOnly fails if the file does not exist.
     pub fn open(path: &str, mode: Mode) -> Result<Conn> {
         configure_library();
@@ -169,8 +177,9 @@ impl Conn {
         if rc != ffi::SQLITE_OK {
             return Err(conn.error(rc));
         }
+        let mmap = if mode == Mode::ReadOnly { READ_MMAP_BYTES } else { MMAP_BYTES };
         conn.exec(&format!(
-            "PRAGMA cache_size = -{CACHE_KIB}; PRAGMA mmap_size = {MMAP_BYTES}; \
+            "PRAGMA cache_size = -{CACHE_KIB}; PRAGMA mmap_size = {mmap}; \
              PRAGMA temp_store = MEMORY;"
         ))?;
         match mode {

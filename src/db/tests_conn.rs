@@ -196,10 +196,15 @@ fn pragmas_are_applied() {
     assert_eq!(one("PRAGMA busy_timeout"), "5000");
     assert_eq!(one("PRAGMA temp_store"), "2");
     assert_eq!(one("PRAGMA cache_size"), format!("-{}", super::conn::CACHE_KIB));
+    assert_eq!(one("PRAGMA mmap_size"), super::conn::MMAP_BYTES.to_string());
     let r = db.open(Mode::ReadOnly);
     let mut s = r.prepare_cached("PRAGMA query_only").unwrap();
     assert!(s.row().unwrap());
     assert_eq!(s.int(0), 1);
+    drop(s);
+    let mut s = r.prepare_cached("PRAGMA mmap_size").unwrap();
+    assert!(s.row().unwrap());
+    assert_eq!(s.int(0), super::conn::READ_MMAP_BYTES, "a reader maps the file (the bundled SQLite allows that much)");
 }
 
 #[test]

@@ -15,7 +15,7 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
     let user_id = rq.user().map(|u| u.id).ok_or(AppError::NotFound)?;
     let query = rq.params.get("q").map(String::from_utf8_lossy).and_then(|q| searches::sanitize(&q));
     let list = match &query {
-        Some(q) => message_view::collect(|f| searches::messages(&cx.db, user_id, q, f))?,
+        Some(q) => searches::messages(&cx.db, user_id, q)?,
         None => Vec::new(),
     };
     let mut results = Vec::with_capacity(list.len() * 2048);

@@ -44,8 +44,8 @@ use fragments::{Entry, FRAGMENTS};
 use urls::push_path_segment;
 use partials::*;
 
-/// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...,
-/// `db::searches::messages`) into owned messages, oldest first, ready for `render_messages`.
+/// Collects the rows a page query visits (`db::messages::last_page`, `page_before`, ...)
+/// into owned messages, oldest first, ready for `render_messages`.
 /// Example: `collect(|f| db::messages::last_page(&cx.db, room_id, f))`.
 pub fn collect(
     query: impl FnOnce(&mut dyn FnMut(&MessageRow<'_>) -> db::Result<()>) -> db::Result<usize>,
