@@ -135,7 +135,7 @@ impl Inflater {
 #[cfg(test)]
 impl Socket {
     /// A socket over an already connected stream, for tests of what reads it.
-    pub fn test_from_stream(stream: TcpStream) -> Socket {
+    pub fn test_from_stream(stream: std::net::TcpStream) -> Socket {
         Socket { stream: Stream::Plain(stream), buf: Vec::new(), mask_state: 1, deflate: None }
     }
 }
