@@ -8,6 +8,7 @@
 //! `cli` the operator's commands.
 
 pub mod sys;
+pub mod hash;
 pub mod arena;
 pub mod http;
 pub mod server;

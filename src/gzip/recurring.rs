@@ -108,7 +108,7 @@ impl Recurring {
     /// The kept part holding exactly `run`, else a new one kept for next time; None when it
     /// is not to be kept (too large for the budget, or thrash seen).
     fn find_or_keep(&mut self, run: &[u8]) -> Option<Rc<Part>> {
-        let mut h = crate::cache::WordHasher(0x5851_f42d_4c95_7f2d);
+        let mut h = crate::hash::WordHasher(0x5851_f42d_4c95_7f2d);
         h.write(run);
         let key = h.finish();
         if let Some(part) = self.map.get(&key).and_then(|v| v.iter().find(|p| p.bytes() == run)) {
