@@ -34,6 +34,7 @@
 #   SERVER_CPU / LOADGEN_CPU  cores to pin to (default 0 and 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/throwaway_ca.sh
 
 limit=${CGROUP_LIMIT:-15M}
 clients=${CABLE_CLIENTS:-1000}
@@ -119,16 +120,8 @@ export DATABASE_PATH=$PWD/$copy/db/production.sqlite3 STORAGE_PATH=$PWD/$copy \
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=${CAMPFIRE_LOOPS:-1} CAMPFIRE_LOG=0
 tls_args=()
 if [ "$tls" = 1 ]; then
-  # A CA of our own and a leaf for `localhost` it signs, as an operator's certificate would be
-  # (P-256, as bench/https.sh); the generator trusts only the CA.
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=campfire-bench throw-away CA" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
-    -keyout "$work/ca-key.pem" -out "$work/ca.pem" 2>/dev/null
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost \
-    -keyout "$work/key.pem" -out "$work/leaf.csr" 2>/dev/null
-  printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$work/leaf.ext"
-  openssl x509 -req -in "$work/leaf.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" -CAcreateserial -days 2 \
-    -extfile "$work/leaf.ext" -out "$work/cert.pem" 2>/dev/null
+  # The generator trusts only the CA, as with an operator's certificate.
+  throwaway_ca "$work"
   export TLS_CERTIFICATE_PATH=$PWD/$work/cert.pem TLS_PRIVATE_KEY_PATH=$PWD/$work/key.pem SSL_DOMAIN=localhost \
     HTTPS_PORT=$port HTTP_PORT=$http_port
   unset PORT DISABLE_SSL

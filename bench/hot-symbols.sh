@@ -18,6 +18,7 @@
 # changes. Takes a few minutes; loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/throwaway_ca.sh
 
 target=x86_64-unknown-linux-gnu
 work=bench/results/tmp-hot
@@ -43,14 +44,7 @@ export DATABASE_PATH=$PWD/$work/seed/db/production.sqlite3 STORAGE_PATH=$PWD/$wo
   SECRET_KEY_BASE=$secret CAMPFIRE_LOOPS=1 CAMPFIRE_LOG=0
 
 # A CA of our own and a `localhost` leaf it signs (P-256, as bench/cgroup.sh), for the HTTPS pass.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=campfire-hot CA" \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
-  -keyout "$work/ca-key.pem" -out "$work/ca.pem" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost \
-  -keyout "$work/key.pem" -out "$work/leaf.csr" 2>/dev/null
-printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$work/leaf.ext"
-openssl x509 -req -in "$work/leaf.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" -CAcreateserial -days 2 \
-  -extfile "$work/leaf.ext" -out "$work/cert.pem" 2>/dev/null
+throwaway_ca "$work"
 
 # One session under callgrind: plain (http://, ws://) or tls (https://, wss://, the server
 # serving its own certificate), each dumping its own profile.
