@@ -160,6 +160,8 @@ fn own_certificate_serves_sign_in_post_and_wss() {
 /// still open and seal across requests on one kept-alive connection, small and larger than a
 /// record both ways, over TLS 1.3 and 1.2; a TLS 1.3 client's KeyUpdate (asking the server to
 /// update too) changes the keys of both directions; the client's close_notify ends the stream.
+/// Every cipher suite the server offers is taken in turn (the record layer seals and opens
+/// each itself: AES-128/256-GCM and ChaCha20-Poly1305, TLS 1.3's and TLS 1.2's formats).
 #[test]
 fn kept_alive_records_survive_key_updates_and_tls12() {
     let dir = temp_dir("tls-records");
@@ -176,9 +178,20 @@ fn kept_alive_records_survive_key_updates_and_tls12() {
     let html = String::from_utf8_lossy(&page.body).into_owned();
     let assets: Vec<String> = html.split('"').filter(|p| p.starts_with("/assets/")).map(str::to_string).collect();
     assert!(!assets.is_empty(), "{html}");
-    for (client, version) in [(ca.client(), rustls::ProtocolVersion::TLSv1_3), (tls12_client(ca.pem().as_bytes()), rustls::ProtocolVersion::TLSv1_2)] {
+    let mut clients = vec![(ca.client(), rustls::ProtocolVersion::TLSv1_3), (tls12_client(ca.pem().as_bytes()), rustls::ProtocolVersion::TLSv1_2)];
+    // The test certificate's key is ECDSA: TLS 1.2's RSA suites cannot be negotiated with it.
+    for suite in rustls::crypto::ring::default_provider().cipher_suites.into_iter().filter(|s| !format!("{:?}", s.suite()).contains("_RSA_")) {
+        let version = match suite {
+            rustls::SupportedCipherSuite::Tls13(_) => rustls::ProtocolVersion::TLSv1_3,
+            rustls::SupportedCipherSuite::Tls12(_) => rustls::ProtocolVersion::TLSv1_2,
+        };
+        clients.push((suite_client(ca.pem().as_bytes(), suite), version));
+    }
+    let mut suites_seen = Vec::new();
+    for (client, version) in clients {
         let mut s = connect(port, &client).unwrap();
         assert_eq!(s.conn.protocol_version(), Some(version));
+        suites_seen.push(s.conn.negotiated_cipher_suite().map(|c| c.suite()));
         let mut largest = 0;
         for (i, asset) in assets.iter().enumerate() {
             echo(&mut s, [10, 70_000][i % 2]);
@@ -198,6 +211,9 @@ fn kept_alive_records_survive_key_updates_and_tls12() {
         let _ = s.read_to_end(&mut rest);
         assert!(rest.is_empty(), "{} bytes after close_notify", rest.len());
     }
+    suites_seen.sort_by_key(|s| format!("{s:?}"));
+    suites_seen.dedup();
+    assert_eq!(suites_seen.len(), 6, "{suites_seen:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -12,12 +12,14 @@
 //! written from one scratch per loop thread; a session keeps only its keys and state, plus,
 //! between two reads or writes, a partial record, undelivered plaintext or unsent ciphertext,
 //! each in a Vec freed once empty. An idle session owns no buffer at all. Once the handshake
-//! is over rustls's connection object is given up for the traffic keys alone
-//! (`tls_records`): it held 3.3 KB per connection, the keys and their renewal about 2 KB.
+//! is over rustls's connection object is given up for the raw traffic keys alone
+//! (`tls_records`): it held 3.3 KB per connection, its expanded keys another 1.1 KB. Plaintext
+//! is sealed straight from the caller's slices into the outgoing records (no staging copy).
 
 use super::conn::Conn;
 use super::tls_records::{Opened, Records};
 use crate::sys::{net, Fd};
+use crate::tls::secrets::{self, Caught};
 use rustls::server::{ServerConnectionData, UnbufferedServerConnection};
 use rustls::unbuffered::{ConnectionState, EncodeError, EncodeTlsData, EncryptError, InsufficientSizeError};
 use std::cell::RefCell;
@@ -30,11 +32,10 @@ const RECORD_MAX: usize = 5 + 16384 + 2048;
 /// Plaintext encrypted (and ciphertext read) per batch: one writev or read moves this much.
 const BATCH: usize = 64 * 1024;
 
-/// The loop thread's scratch: records read, plaintext gathered for encryption, records made.
-/// Allocated on a thread's first TLS connection, so a plain server pays nothing.
+/// The loop thread's scratch: records read, records made. Allocated on a thread's first TLS
+/// connection, so a plain server pays nothing.
 struct Scratch {
     incoming: Vec<u8>,
-    plain: Vec<u8>,
     outgoing: Vec<u8>,
 }
 
@@ -45,7 +46,7 @@ thread_local! {
 fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
-        let s = s.get_or_insert_with(|| Scratch { incoming: vec![0; RECORD_MAX + BATCH], plain: Vec::with_capacity(BATCH), outgoing: Vec::new() });
+        let s = s.get_or_insert_with(|| Scratch { incoming: vec![0; RECORD_MAX + BATCH], outgoing: Vec::new() });
         f(s)
     })
 }
@@ -67,17 +68,23 @@ pub(super) struct TlsSession {
 /// A boxed session: its few hundred bytes in `Conn` would cost every plain connection too.
 pub(super) type Session = Box<TlsSession>;
 
+/// A handshake in progress: rustls, and the TLS 1.3 traffic secrets it has logged so far.
+struct Handshaking {
+    tls: UnbufferedServerConnection,
+    caught: Caught,
+}
+
 /// Who protects the records.
 enum Phase {
     /// rustls, until its handshake is over and it has said everything it had to.
-    Handshake(Box<UnbufferedServerConnection>),
+    Handshake(Box<Handshaking>),
     /// Our record layer, with the keys rustls handed over.
     Traffic(Records),
     /// The handover failed: the connection is closed.
     Failed,
 }
 
-fn invalid(e: rustls::Error) -> io::Error {
+fn invalid(e: impl std::error::Error + Send + Sync + 'static) -> io::Error {
     io::Error::new(ErrorKind::InvalidData, e)
 }
 
@@ -149,7 +156,7 @@ impl Pending {
 
 impl TlsSession {
     fn new(tls: UnbufferedServerConnection) -> TlsSession {
-        TlsSession { phase: Phase::Handshake(Box::new(tls)), partial: Vec::new(), plain: Vec::new(), plain_pos: 0, pending: Pending { bytes: Vec::new(), pos: 0 }, peer_closed: false }
+        TlsSession { phase: Phase::Handshake(Box::new(Handshaking { tls, caught: Caught::default() })), partial: Vec::new(), plain: Vec::new(), plain_pos: 0, pending: Pending { bytes: Vec::new(), pos: 0 }, peer_closed: false }
     }
 
     /// Reads plaintext into `buf` (see `read`).
@@ -231,11 +238,12 @@ impl TlsSession {
     /// (or rustls is still in charge because it has more to say).
     fn take_over(&mut self) -> bool {
         match &self.phase {
-            Phase::Handshake(tls) if !tls.is_handshaking() => {}
+            Phase::Handshake(hs) if !hs.tls.is_handshaking() => {}
             _ => return false,
         }
-        let Phase::Handshake(tls) = std::mem::replace(&mut self.phase, Phase::Failed) else { return false };
-        match Records::take_over(*tls) {
+        let Phase::Handshake(hs) = std::mem::replace(&mut self.phase, Phase::Failed) else { return false };
+        let Handshaking { tls, caught } = *hs;
+        match Records::take_over(tls, &caught) {
             Ok(r) => self.phase = Phase::Traffic(r),
             Err(e) => eprintln!("server: TLS record layer not taken over: {e}; closing"),
         }
@@ -245,11 +253,15 @@ impl TlsSession {
     /// Runs the records in `incoming` through rustls (see `process`).
     fn handshake(&mut self, fd: &Fd, incoming: &mut [u8], out: &mut Vec<u8>, buf: &mut [u8], got: &mut usize) -> io::Result<usize> {
         let TlsSession { phase, plain, pending, peer_closed, .. } = self;
-        let Phase::Handshake(tls) = phase else { return Err(ErrorKind::NotConnected.into()) };
+        let Phase::Handshake(hs) = phase else { return Err(ErrorKind::NotConnected.into()) };
+        let Handshaking { tls, caught } = &mut **hs;
+        // Whatever another connection's rustls calls left on this thread is not ours.
+        secrets::take();
         let mut used = 0;
         loop {
             let handshaking = tls.is_handshaking();
             let status = tls.process_tls_records(&mut incoming[used..]);
+            caught.absorb(secrets::take());
             let discard = status.discard;
             match status.state {
                 Ok(ConnectionState::ReadTraffic(mut r)) => {
@@ -289,16 +301,16 @@ impl TlsSession {
         }
     }
 
-    /// Encrypts `plaintext` (or, with `None`, a close_notify) into `out`, once rustls has
-    /// nothing of its own to send first. Err when the handshake is not done: nothing can be
+    /// Encrypts the bytes of `parts` (or, with `None`, a close_notify) into `out`, once rustls
+    /// has nothing of its own to send first. Err when the handshake is not done: nothing can be
     /// sent yet, and the loop never writes before it has read a request.
-    fn encrypt(&mut self, fd: &Fd, plaintext: Option<&[u8]>, out: &mut Vec<u8>) -> io::Result<()> {
+    fn encrypt(&mut self, fd: &Fd, parts: Option<&[&[u8]]>, out: &mut Vec<u8>) -> io::Result<()> {
         let TlsSession { phase, pending, .. } = self;
         let tls = match phase {
             // The peer's close_notify came with its request, before rustls handed over.
-            Phase::Handshake(tls) => tls,
+            Phase::Handshake(hs) => &mut hs.tls,
             Phase::Traffic(records) => {
-                let r = match plaintext {
+                let r = match parts {
                     Some(p) => records.seal(p, out),
                     None => records.close_notify(out),
                 };
@@ -309,6 +321,8 @@ impl TlsSession {
             }
             Phase::Failed => return Err(ErrorKind::NotConnected.into()),
         };
+        let joined = parts.map(|p| p.concat());
+        let plaintext = joined.as_deref();
         let mut none = [0u8; 0];
         loop {
             match tls.process_tls_records(&mut none).state {
@@ -359,9 +373,10 @@ impl TlsSession {
         with_scratch(|sc| {
             let mut taken = 0;
             while taken < total {
-                // Gather the next batch: small WebSocket frames share records.
-                sc.plain.clear();
-                let mut skip = taken;
+                // The next batch: up to BATCH bytes of the parts from `taken` on, as slices of
+                // them (small WebSocket frames share records; nothing is copied before sealing).
+                let mut batch: [&[u8]; net::WRITEV_MAX] = [&[]; net::WRITEV_MAX];
+                let (mut n, mut size, mut skip) = (0, 0, taken);
                 for p in parts {
                     if skip >= p.len() {
                         skip -= p.len();
@@ -369,15 +384,17 @@ impl TlsSession {
                     }
                     let p = &p[skip..];
                     skip = 0;
-                    let n = p.len().min(BATCH - sc.plain.len());
-                    sc.plain.extend_from_slice(&p[..n]);
-                    if sc.plain.len() == BATCH {
+                    let k = p.len().min(BATCH - size);
+                    batch[n] = &p[..k];
+                    n += 1;
+                    size += k;
+                    if size == BATCH {
                         break;
                     }
                 }
                 sc.outgoing.clear();
-                self.encrypt(fd, Some(&sc.plain), &mut sc.outgoing)?;
-                taken += sc.plain.len();
+                self.encrypt(fd, Some(&batch[..n]), &mut sc.outgoing)?;
+                taken += size;
                 self.pending.queue(fd, &mut sc.outgoing)?;
                 if self.pending.waiting() {
                     break;
@@ -449,7 +466,7 @@ impl Conn {
 
     /// The TLS handshake is not finished yet.
     pub fn handshaking(&self) -> bool {
-        self.session.as_ref().is_some_and(|s| matches!(&s.phase, Phase::Handshake(tls) if tls.is_handshaking()))
+        self.session.as_ref().is_some_and(|s| matches!(&s.phase, Phase::Handshake(hs) if hs.tls.is_handshaking()))
     }
 
     /// Ciphertext waits inside the session.

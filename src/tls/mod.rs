@@ -9,6 +9,7 @@
 
 pub mod certs;
 pub mod der;
+pub mod secrets;
 pub mod settings;
 
 use rustls::server::{ClientHello, ResolvesServerCert};
@@ -73,6 +74,8 @@ impl Tls {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         // After the handshake the loops keep the traffic keys only (server::tls_records).
         config.enable_secret_extraction = true;
+        // TLS 1.3's key updates derive the next keys from the traffic secrets (tls::secrets).
+        config.key_log = Arc::new(secrets::Capture);
         let tls = Tls {
             settings: settings.clone(),
             slot,

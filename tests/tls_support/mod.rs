@@ -68,17 +68,31 @@ pub fn tls12_client(pem: &[u8]) -> Arc<rustls::ClientConfig> {
     versions_client(pem, &[b"http/1.1"], &[&rustls::version::TLS12])
 }
 
+/// The same offering one cipher suite only (and so one protocol version).
+pub fn suite_client(pem: &[u8], suite: rustls::SupportedCipherSuite) -> Arc<rustls::ClientConfig> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = vec![suite];
+    let versions: &[&'static rustls::SupportedProtocolVersion] = match suite {
+        rustls::SupportedCipherSuite::Tls13(_) => &[&rustls::version::TLS13],
+        rustls::SupportedCipherSuite::Tls12(_) => &[&rustls::version::TLS12],
+    };
+    provider_client(pem, &[b"http/1.1"], versions, provider)
+}
+
 fn alpn_client(pem: &[u8], alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
     versions_client(pem, alpn, rustls::DEFAULT_VERSIONS)
 }
 
 fn versions_client(pem: &[u8], alpn: &[&[u8]], versions: &[&'static rustls::SupportedProtocolVersion]) -> Arc<rustls::ClientConfig> {
+    provider_client(pem, alpn, versions, rustls::crypto::ring::default_provider())
+}
+
+fn provider_client(pem: &[u8], alpn: &[&[u8]], versions: &[&'static rustls::SupportedProtocolVersion], provider: rustls::crypto::CryptoProvider) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for c in CertificateDer::pem_slice_iter(pem) {
         roots.add(c.unwrap()).unwrap();
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut c = rustls::ClientConfig::builder_with_provider(provider)
+    let mut c = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
         .with_protocol_versions(versions)
         .unwrap()
         .with_root_certificates(roots)
