@@ -9,7 +9,8 @@
 # AUDIT_REQUESTS (1000), AUDIT_PATH (the room page), AUDIT_SKIP_CALLGRIND=1, AUDIT_HEADERS
 # (extra request header lines, one per line, e.g. a browser's), AUDIT_POST=1 (each request
 # posts a new message to AUDIT_PATH, e.g. /rooms/<hq>/messages, as the benchmark's post does).
-# The server inherits the environment: CAMPFIRE_CACHE_BYTES=0 audits misses.
+# AUDIT_SEED (a seed directory to copy, e.g. a `make bench-growth` seed, instead of the public
+# seed). The server inherits the environment: CAMPFIRE_CACHE_BYTES=0 audits misses.
 # Needs strace, valgrind and python3. Loopback only; leaves its files in bench/results/audit/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,11 @@ work=bench/results/audit
 cargo build --release --locked -p campfire-bench -q
 rm -rf "$work"
 mkdir -p "$work"
-target/release/campfire-bench seed --out "$work/seed" > /dev/null 2>&1
+if [ -n "${AUDIT_SEED:-}" ]; then
+  cp -r "$AUDIT_SEED" "$work/seed"
+else
+  target/release/campfire-bench seed --out "$work/seed" > /dev/null 2>&1
+fi
 labels=$work/seed/labels.json
 secret=$(sed -n 's/.*"bench.secret_key_base": "\(.*\)".*/\1/p' "$labels")
 room=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rooms.watercooler"])' "$labels")

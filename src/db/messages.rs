@@ -60,7 +60,7 @@ impl MessageRow<'_> {
     }
 }
 
-fn row<'s>(s: &'s Stmt<'_>) -> Result<MessageRow<'s>> {
+pub(super) fn row<'s>(s: &'s Stmt<'_>) -> Result<MessageRow<'s>> {
     Ok(MessageRow {
         id: s.int(0),
         room_id: s.int(1),

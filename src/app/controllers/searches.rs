@@ -20,7 +20,15 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
     };
     let mut results = Vec::with_capacity(list.len() * 2048);
     let first_mark = crate::gzip::marks();
-    message_view::render_messages(&cx.db, &cx.keys, &list, &mut results)?;
+    let mut renderer = message_view::Renderer::new(&cx.db, &cx.keys);
+    for f in &list {
+        renderer.know_stamp(f.message.creator_id, f.creator_updated_at);
+        if let Some(name) = &f.room_name {
+            renderer.know_room_name(f.message.room_id, name);
+        }
+        renderer.message(&f.message, &mut results)?;
+    }
+    drop(renderer);
     let mut recent = Vec::new();
     searches::recent(&cx.db, user_id, |q| {
         recent.push(q.to_owned());
@@ -31,9 +39,15 @@ pub fn index(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<F
         _ => db::rooms::last_for_user(&cx.db, user_id)?,
     };
     let page = SearchPage { query, count: list.len(), results, first_mark, recent, last_room };
+    // The page is the results and some 20 KB of layout: reserved once, not regrown by doubling
+    // (a ×100 search's 200 KB of results cost 0.23M instructions of realloc copies).
+    res.body().reserve(page.results.len() + PAGE_CHROME_BYTES);
     layout::page(cx, rq, res, 200, &page)?;
     Ok(Flow::Done)
 }
+
+/// What the search page holds besides its results (layout, sidebar, history), rounded up.
+const PAGE_CHROME_BYTES: usize = 32 * 1024;
 
 /// `POST /searches`: records the cleaned query (moving a repeat to the top, keeping the last
 /// ten) and redirects to its results. A missing `q` is 400 (Rails fails with 500); a query

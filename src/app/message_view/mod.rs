@@ -131,6 +131,24 @@ impl<'a> Renderer<'a> {
         Ok(at)
     }
 
+    /// Tells the pass a creator's `updated_at` read elsewhere (the search statement carries
+    /// it), so `message` does not look it up.
+    pub fn know_stamp(&mut self, user_id: i64, updated_at: i64) {
+        if !self.stamps.iter().any(|(u, _)| *u == user_id) {
+            self.stamps.push((user_id, updated_at));
+        }
+    }
+
+    /// Tells the pass a room's stored name read elsewhere (the search statement carries it).
+    /// A direct room has none and is still named from its members on first use.
+    pub fn know_room_name(&mut self, room_id: i64, name: &str) {
+        if !self.room_names.iter().any(|(id, _)| *id == room_id) {
+            let mut html = Vec::with_capacity(name.len() + 8);
+            Out::new(&mut html).text(name);
+            self.room_names.push((room_id, html));
+        }
+    }
+
     /// The room's name as search results show it, HTML-escaped: its name, or for a direct
     /// room the members' names as an English sentence (Rails'
     /// `room_display_name(room, for_user: nil)`).
