@@ -256,6 +256,26 @@ mod tests {
     }
 
     #[test]
+    fn each_result_carries_its_creators_stamp_and_its_rooms_name() {
+        let (_db, c) = TempDb::with_schema();
+        let (d, j) = (user(&c, "David"), user(&c, "Jason"));
+        let named = rooms::create_for(&c, Kind::Closed, Some("Kitchen"), d, &[d, j], T0).unwrap();
+        let direct = rooms::create_for(&c, Kind::Direct, None, d, &[d, j], T0).unwrap();
+        post(&c, named, j, "coffee", T0);
+        post(&c, direct, d, "coffee", T0 + SEC);
+        c.exec(&format!("UPDATE users SET updated_at = '2030-01-02 03:04:05.678901' WHERE id = {j}")).unwrap();
+        let got = messages(&c, d, "coffee").unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].room_name.as_deref(), Some("Kitchen"));
+        assert_eq!(got[1].room_name, None, "a direct room is named by its members");
+        for f in &got {
+            let want = crate::db::users::updated_at(&c, f.message.creator_id).unwrap().unwrap();
+            assert_eq!(f.creator_updated_at, want, "the same stamp the renderer would read");
+        }
+        assert_ne!(got[0].creator_updated_at, got[1].creator_updated_at);
+    }
+
+    #[test]
     fn history_is_recorded_bumped_trimmed_and_cleared() {
         let (_db, c) = TempDb::with_schema();
         let (d, j) = (user(&c, "David"), user(&c, "Jason"));
