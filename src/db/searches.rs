@@ -52,7 +52,7 @@ pub fn match_expression(sanitized: &str) -> String {
 }
 
 /// One search result: the message, with what its partial needs of its creator and room read
-/// in the same statement (one lookup per result otherwise, 0.55M instructions of a ×100 search).
+/// in the same statement (looked up per result before: ×100 search 2.67M → 2.45M instructions).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
     pub message: Message,
