@@ -193,7 +193,7 @@ impl<'a> Stmt<'a> {
     /// Column `i` as a Rails timestamp (spec/01 §1.1), in µs since the epoch. NULL or text
     /// that is not a timestamp is an error.
     pub fn time(&self, i: usize) -> Result<i64> {
-        super::time::parse(self.text(i)?)
+        super::time::parse_bytes(self.bytes(i))
             .ok_or_else(|| Error::new(ffi::SQLITE_MISMATCH, format!("column {i} is not a timestamp")))
     }
 

@@ -120,7 +120,47 @@ fn digits(b: &[u8]) -> Option<u32> {
 /// trailing `Z` or `+00:00`/`-hh:mm` offsets, 1–9 fraction digits; beyond 6 truncated).
 /// Returns `None` for anything else.
 pub fn parse(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
+    parse_bytes(s.as_bytes())
+}
+
+/// `parse` over raw column bytes: a timestamp is ASCII, so no UTF-8 check is needed first.
+pub fn parse_bytes(b: &[u8]) -> Option<i64> {
+    parse_rails(b).or_else(|| parse_any(b))
+}
+
+/// The two forms Rails writes (every row a page reads, two per message): fixed positions, so
+/// each digit is one subtraction and one compare, about a fifth of the general path's work
+/// (a room page decodes 80 of them, a search page at ×100 200). `None` hands over to `parse_any`.
+fn parse_rails(b: &[u8]) -> Option<i64> {
+    if b.len() != 19 && (b.len() != 26 || b.get(19) != Some(&b'.')) {
+        return None;
+    }
+    let mut bad = 0u8;
+    let mut num = |range: std::ops::Range<usize>| {
+        let mut v = 0u32;
+        for &c in b.get(range).unwrap_or(&[]) {
+            let d = c.wrapping_sub(b'0');
+            bad |= u8::from(d > 9);
+            v = v * 10 + u32::from(d);
+        }
+        v
+    };
+    let (y, mo, d) = (num(0..4), num(5..7), num(8..10));
+    let (h, mi, se) = (num(11..13), num(14..16), num(17..19));
+    let micros = if b.len() == 26 { num(20..26) } else { 0 };
+    let seps = [b.get(4), b.get(7), b.get(10), b.get(13), b.get(16)] == [Some(&b'-'), Some(&b'-'), Some(&b' '), Some(&b':'), Some(&b':')];
+    if bad != 0 || !seps {
+        return None;
+    }
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let secs = days_from_civil(i64::from(y), mo, d) * 86_400 + i64::from(h * 3600 + mi * 60 + se);
+    Some(secs * US_PER_SEC + i64::from(micros))
+}
+
+/// Every accepted form, field by field.
+fn parse_any(b: &[u8]) -> Option<i64> {
     if b.len() < 19 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
         return None;
     }
@@ -190,6 +230,19 @@ mod tests {
         assert_eq!(parse("2025-12-12T16:43:40.123456+01:00"), Some(t));
         assert_eq!(parse("2025-12-12 15:43:40.123456789"), Some(t));
         assert_eq!(parse("2025-12-12 15:43:40.1"), Some(t - 23_456));
+    }
+
+    #[test]
+    fn the_rails_forms_parse_as_the_general_path_does() {
+        for t in [0, 1, 999_999, 1_765_554_220_123_456, 4_102_444_799_999_999, 951_782_400 * US_PER_SEC, -86_400_000_001] {
+            let f = format(t);
+            assert_eq!(parse_rails(f.as_str().as_bytes()), parse_any(f.as_str().as_bytes()), "{}", f.as_str());
+        }
+        for s in ["2025-12-12T15:43:40", "2025-12-12 15:43:40Z", "2025-12-12 15:43:40,123456", "2025-12-12 15:4:400", "2025-12-32 15:43:40", "2025-12-12 24:00:00", "2025-1a-12 15:43:40"] {
+            assert_eq!(parse_rails(s.as_bytes()), None, "{s}");
+        }
+        assert_eq!(parse_bytes(b"2025-12-12T15:43:40Z"), parse("2025-12-12T15:43:40Z"));
+        assert_eq!(parse_bytes(b"2025-12-12 15:43:40\xff"), None);
     }
 
     #[test]
