@@ -82,21 +82,20 @@ pub(super) fn each(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Resul
 }
 
 /// Steps `s` (a query selecting `columns!()` first, newest first) to the end, then hands the
-/// rows to `f` oldest first; returns how many. A page is at most 81 rows.
+/// rows to `f` oldest first; returns how many. A page is at most 81 rows. The rows' DOM keys are
+/// copied into one buffer, not a `String` each (two allocations a page instead of 41).
 fn each_reversed(s: &mut Stmt<'_>, f: &mut dyn FnMut(&MessageRow<'_>) -> Result<()>) -> Result<usize> {
-    let mut rows = Vec::with_capacity(PAGE_SIZE as usize);
+    let mut rows: Vec<(MessageRow<'static>, std::ops::Range<usize>)> = Vec::with_capacity(PAGE_SIZE as usize);
+    let mut keys = String::with_capacity(PAGE_SIZE as usize * 40);
     while s.step()? == Step::Row {
-        rows.push(row(s)?.to_message());
+        let r = row(s)?;
+        let at = keys.len();
+        keys.push_str(r.client_message_id);
+        let MessageRow { id, room_id, creator_id, created_at, updated_at, .. } = r;
+        rows.push((MessageRow { id, room_id, creator_id, client_message_id: "", created_at, updated_at }, at..keys.len()));
     }
-    for m in rows.iter().rev() {
-        f(&MessageRow {
-            id: m.id,
-            room_id: m.room_id,
-            creator_id: m.creator_id,
-            client_message_id: &m.client_message_id,
-            created_at: m.created_at,
-            updated_at: m.updated_at,
-        })?;
+    for (r, key) in rows.iter().rev() {
+        f(&MessageRow { client_message_id: keys.get(key.clone()).unwrap_or_default(), ..*r })?;
     }
     Ok(rows.len())
 }
