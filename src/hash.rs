@@ -29,3 +29,29 @@ impl std::hash::Hasher for WordHasher {
         (h ^ (h >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (h >> 17)
     }
 }
+
+/// A hasher for tables keyed by a database id (an `i64` the database hands out, not a value a
+/// client picks): one multiply, where the default SipHash costs ~150 instructions a lookup
+/// (the fragment cache does 40 lookups a room page).
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        // hashbrown takes its control bits from the top seven and its bucket from the low bits.
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+/// Builds `IdHasher`s for a `HashMap`.
+pub type IdHash = std::hash::BuildHasherDefault<IdHasher>;

@@ -1,6 +1,7 @@
 //! The per-loop fragment cache of rendered message partials (module comment of `message_view`).
 
 use crate::gzip;
+use crate::hash::IdHash;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -35,7 +36,7 @@ impl Entry {
 /// the budget is exceeded the whole cache is dropped: simple, and a room page refills it in
 /// one render.
 pub(super) struct Fragments {
-    pub(super) map: HashMap<i64, Entry>,
+    pub(super) map: HashMap<i64, Entry, IdHash>,
     pub(super) bytes: usize,
     pub(super) budget: usize,
 }
@@ -64,7 +65,7 @@ impl Fragments {
 
 thread_local! {
     pub(super) static FRAGMENTS: RefCell<Fragments> = RefCell::new(Fragments {
-        map: HashMap::new(),
+        map: HashMap::default(),
         bytes: 0,
         budget: std::env::var("CAMPFIRE_FRAGMENT_CACHE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(FRAGMENT_CACHE_BYTES),
     });
