@@ -3,7 +3,7 @@
 //! Loops never write. A handler that must write builds a `Job` (the work, run on the
 //! writer's connection, and a `done` callback) and `submit`s it. The writer thread takes
 //! everything queued, runs it in ONE `BEGIN IMMEDIATE` transaction with a `SAVEPOINT` per
-//! job (a failing job is rolled back alone), commits, bumps `epoch()`, and then calls each
+//! job after the first (a failing job is rolled back alone), commits, bumps `epoch()`, and then calls each
 //! job's `done` in commit order: with the work's value if it committed, with the error if
 //! the job, the transaction or the commit failed. Every submitted job hears back exactly
 //! once, including jobs submitted after the writer stopped.
@@ -90,7 +90,7 @@ where
     }
 }
 
-/// A unit of writing: `work` runs inside its own savepoint on the writer's connection;
+/// A unit of writing: `work` runs on the writer's connection, undone alone if it fails;
 /// `done` is called exactly once afterwards, on the writer thread, with `Ok(value)` only
 /// after the transaction holding the work has committed. `done` is where broadcasts go
 /// out and where the parked connection's `Resume` is queued; keep it short.
@@ -264,7 +264,13 @@ fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
             in_txn = true;
             txn_start = results.len();
         }
-        let r = conn.savepoint(|c| job.run(c));
+        // Each job in its own savepoint, so a failing one is undone alone; the first of a
+        // transaction needs none (rolling the transaction back undoes just it).
+        let r = if results.len() == txn_start {
+            conn.first_in_transaction(|c| job.run(c))
+        } else {
+            conn.savepoint(|c| job.run(c))
+        };
         if let Err(e) = &r {
             if conn.is_autocommit() {
                 // The error ended the whole transaction: the earlier jobs of it are undone.
