@@ -253,9 +253,9 @@ pub struct Directs {
     /// The members of each direct room the user sees (visible membership) as (room id,
     /// membership id, member), sorted by room and then membership order, as `members` gives them.
     pub members: Vec<(i64, i64, Member)>,
-    /// How many distinct users share any of the user's direct rooms, the user included
-    /// (invisible memberships too): what the ping placeholders make up for.
-    pub partners: i64,
+    /// The distinct users sharing any of the user's direct rooms, the user included (invisible
+    /// memberships too), ascending: whom the ping placeholders leave out, and how many they make up for.
+    pub partners: Vec<i64>,
 }
 
 /// `Directs` of `user_id`: one join instead of a `members` query per ping link and a
@@ -280,7 +280,7 @@ pub fn directs_of(c: &Conn, user_id: i64) -> Result<Directs> {
     members.sort_unstable_by_key(|(room, membership, _)| (*room, *membership));
     partners.sort_unstable();
     partners.dedup();
-    Ok(Directs { members, partners: partners.len() as i64 })
+    Ok(Directs { members, partners })
 }
 
 /// Marks `user_id`'s membership of `room_id` read (unread_at = NULL) when it is unread.

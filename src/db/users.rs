@@ -279,22 +279,26 @@ pub fn active_ordered(c: &Conn, mut f: impl FnMut(&UserRow<'_>) -> Result<()>) -
 }
 
 /// Sidebar placeholders (spec/02 §4.17): active users other than `user_id` who share no
-/// direct room with them, oldest account first, at most `limit`.
-pub fn without_direct_room_with(c: &Conn, user_id: i64, limit: i64, mut f: impl FnMut(&UserRow<'_>) -> Result<()>) -> Result<usize> {
+/// direct room with them (`partners`, sorted: `rooms::directs_of`), oldest account first, at
+/// most `limit`. The users are walked in `index_users_on_created_at`'s order and the partners
+/// skipped here, which reads `limit` plus at most `partners.len()` rows: a `NOT IN` subquery
+/// instead built a temporary b-tree of the partners on every sidebar.
+pub fn placeholders(c: &Conn, user_id: i64, partners: &[i64], limit: i64) -> Result<Vec<User>> {
+    let mut people = Vec::new();
+    if limit <= 0 {
+        return Ok(people);
+    }
     let mut s = c.prepare_cached(
-        "SELECT u.id, u.name, u.role, u.status FROM users u WHERE u.status = 0 AND u.id != ?1 \
-         AND u.id NOT IN (SELECT m2.user_id FROM memberships m1 JOIN rooms r ON r.id = m1.room_id AND r.type = 'Rooms::Direct' \
-                          JOIN memberships m2 ON m2.room_id = m1.room_id WHERE m1.user_id = ?1) \
-         ORDER BY u.created_at, u.id LIMIT ?2",
+        "SELECT id, name, email_address, password_digest, bio, bot_token, role, status, created_at, updated_at \
+         FROM users WHERE status = 0 AND id != ?1 ORDER BY created_at, id",
     )?;
     s.bind(1, user_id)?;
-    s.bind(2, limit)?;
-    let mut n = 0;
-    while s.step()? == Step::Row {
-        f(&UserRow { id: s.int(0), name: s.text(1)?, role: s.int(2), status: s.int(3) })?;
-        n += 1;
+    while (people.len() as i64) < limit && s.step()? == Step::Row {
+        if partners.binary_search(&s.int(0)).is_err() {
+            people.push(user(&s)?);
+        }
     }
-    Ok(n)
+    Ok(people)
 }
 
 /// A person on the account settings page.
@@ -431,22 +435,24 @@ mod tests {
         let (_db, c) = TempDb::with_schema();
         let (d, j, k, bot) = (user(&c, "David"), user(&c, "Jason"), user(&c, "Kevin"), user(&c, "Bot"));
         deactivate(&c, bot, "u", T0).unwrap();
-        assert_eq!(rooms::directs_of(&c, d).unwrap().partners, 0);
+        assert_eq!(rooms::directs_of(&c, d).unwrap().partners, Vec::<i64>::new());
         rooms::find_or_create_direct(&c, d, &[d, j], T0).unwrap();
-        assert_eq!(rooms::directs_of(&c, d).unwrap().partners, 2);
-        let mut got = Vec::new();
-        without_direct_room_with(&c, d, 20, |u| {
-            got.push(u.id);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(got, vec![k]);
+        let partners = rooms::directs_of(&c, d).unwrap().partners;
+        assert_eq!(partners, vec![d, j]);
+        let ids = |limit| placeholders(&c, d, &partners, limit).unwrap().iter().map(|u| u.id).collect::<Vec<_>>();
+        assert_eq!(ids(20), vec![k]);
+        assert_eq!(ids(0), Vec::<i64>::new());
+        // Oldest account first, at most `limit`, partners skipped wherever they fall.
+        let (l, m) = (user(&c, "Lena"), user(&c, "Mo"));
+        assert_eq!(ids(20), vec![k, l, m]);
+        assert_eq!(ids(2), vec![k, l]);
+        assert_eq!(placeholders(&c, d, &[], 20).unwrap().iter().map(|u| u.id).collect::<Vec<_>>(), vec![j, k, l, m]);
         let mut all = Vec::new();
         active_ordered(&c, |u| {
             all.push(u.name.to_owned());
             Ok(())
         })
         .unwrap();
-        assert_eq!(all, vec!["David", "Jason", "Kevin"]);
+        assert_eq!(all, vec!["David", "Jason", "Kevin", "Lena", "Mo"]);
     }
 }

@@ -42,18 +42,8 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
         let all = of.members.get(from..).unwrap_or_default().iter().take_while(|(r, _, _)| *r == room_id).map(|(_, _, m)| m);
         directs.push(DirectLink { room_id, updated_at, unread, shown: shown_of(all, &user) });
     }
-    let limit = (DIRECT_PLACEHOLDERS - (of.partners + 1)).max(0);
-    let mut placeholders = Vec::new();
-    db::users::without_direct_room_with(&cx.db, user.id, limit, |u| {
-        placeholders.push(u.id);
-        Ok(())
-    })?;
-    let mut people = Vec::with_capacity(placeholders.len());
-    for id in placeholders {
-        if let Some(u) = db::users::find(&cx.db, id)? {
-            people.push(u);
-        }
-    }
+    let limit = DIRECT_PLACEHOLDERS - (of.partners.len() as i64 + 1);
+    let people = db::users::placeholders(&cx.db, user.id, &of.partners, limit)?;
     let restrict = db::accounts::get(&cx.db)?.is_some_and(|a| a.restrict_room_creation);
     let chrome = layout::Chrome::of(cx, rq);
     let page = Sidebar { cx, can_create: user.is_administrator() || !restrict, user, directs, shared, people };
