@@ -127,6 +127,46 @@ fn queued_jobs_commit_in_one_transaction_in_order() {
 }
 
 #[test]
+fn a_failing_first_job_of_a_batch_is_undone_alone() {
+    // The first job of a transaction runs without a savepoint: its failure must still undo
+    // its own writes and nothing of the jobs after it.
+    let db = TempDb::new();
+    let w = start(&db);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    w.submit(Job::new(
+        move |c| {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            insert(c, "blocker")
+        },
+        |_| {},
+    ));
+    started_rx.recv().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let t = tx.clone();
+    w.submit(Job::new(
+        |c| {
+            insert(c, "half-done")?;
+            insert(c, "blocker")
+        },
+        move |r| t.send(("first", r.is_ok())).unwrap(),
+    ));
+    for tag in ["second", "third"] {
+        let t = tx.clone();
+        w.submit(Job::new(move |c| insert(c, tag), move |r| t.send((tag, r.is_ok())).unwrap()));
+    }
+    drop(tx);
+    release_tx.send(()).unwrap();
+    let got: Vec<(&str, bool)> = rx.iter().collect();
+    assert_eq!(got, vec![("first", false), ("second", true), ("third", true)]);
+    let r = db.open(Mode::ReadOnly);
+    let mut s = r.prepare_cached("SELECT group_concat(tag, ',') FROM (SELECT tag FROM t ORDER BY id)").unwrap();
+    assert!(s.row().unwrap());
+    assert_eq!(s.text(0).unwrap(), "blocker,second,third");
+}
+
+#[test]
 fn constraint_failure_is_reported_and_isolated() {
     let db = TempDb::new();
     let w = start(&db);
