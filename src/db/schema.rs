@@ -92,7 +92,7 @@ pub const EXTRA_INDEXES: &[(&str, &str)] = &[
     // The invitation check's "original room" (rooms::original: ORDER BY created_at, id LIMIT 1;
     // the rowid is the index's last column) is its first entry instead of a sort of all rooms.
     ("index_rooms_on_created_at", r#"CREATE INDEX IF NOT EXISTS "index_rooms_on_created_at" ON "rooms" ("created_at")"#),
-    // The sidebar's people to message (users::without_direct_room_with: oldest first, LIMIT)
+    // The sidebar's people to message (users::placeholders: oldest first, up to a limit)
     // walk users in this order and stop at the limit instead of sorting every user.
     ("index_users_on_created_at", r#"CREATE INDEX IF NOT EXISTS "index_users_on_created_at" ON "users" ("created_at")"#),
     // The sidebar's rooms of a user (memberships::sidebar) and the direct-room partner count
