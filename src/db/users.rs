@@ -4,6 +4,7 @@
 use super::conn::Conn;
 use super::error::Result;
 use super::memberships::Involvement;
+use super::rooms::Member;
 use super::stmt::{Step, Stmt};
 use super::{sessions, time};
 
@@ -283,19 +284,18 @@ pub fn active_ordered(c: &Conn, mut f: impl FnMut(&UserRow<'_>) -> Result<()>) -
 /// most `limit`. The users are walked in `index_users_on_created_at`'s order and the partners
 /// skipped here, which reads `limit` plus at most `partners.len()` rows: a `NOT IN` subquery
 /// instead built a temporary b-tree of the partners on every sidebar.
-pub fn placeholders(c: &Conn, user_id: i64, partners: &[i64], limit: i64) -> Result<Vec<User>> {
+pub fn placeholders(c: &Conn, user_id: i64, partners: &[i64], limit: i64) -> Result<Vec<Member>> {
     let mut people = Vec::new();
     if limit <= 0 {
         return Ok(people);
     }
     let mut s = c.prepare_cached(
-        "SELECT id, name, email_address, password_digest, bio, bot_token, role, status, created_at, updated_at \
-         FROM users WHERE status = 0 AND id != ?1 ORDER BY created_at, id",
+        "SELECT id, name, updated_at FROM users WHERE status = 0 AND id != ?1 ORDER BY created_at, id",
     )?;
     s.bind(1, user_id)?;
     while (people.len() as i64) < limit && s.step()? == Step::Row {
         if partners.binary_search(&s.int(0)).is_err() {
-            people.push(user(&s)?);
+            people.push(Member { id: s.int(0), name: s.string(1)?, updated_at: s.time(2)? });
         }
     }
     Ok(people)

@@ -78,7 +78,7 @@ struct Sidebar<'a> {
     user: User,
     directs: Vec<DirectLink>,
     shared: Vec<(Kind, i64, String, bool)>,
-    people: Vec<User>,
+    people: Vec<Member>,
     can_create: bool,
 }
 
@@ -134,7 +134,7 @@ impl views::sidebar::show::View for Sidebar<'_> {
 struct NoHoles;
 impl views::sidebar::new_room::View for NoHoles {}
 
-struct Placeholder<'a>(&'a Keys, &'a User);
+struct Placeholder<'a>(&'a Keys, &'a Member);
 
 impl views::sidebar::placeholder::View for Placeholder<'_> {
     fn user_id(&self, o: &mut Out<'_>) {
