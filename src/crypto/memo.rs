@@ -4,20 +4,22 @@
 //! full it is emptied, which only costs signing again.
 
 use super::Keys;
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
-/// Signed values by key, for the keys (`Keys::serial`) they were made with.
-pub struct Memo<K> {
+/// Signed values by key, for the keys (`Keys::serial`) they were made with; `S` hashes the
+/// keys (`crate::hash::IdHash` for database ids).
+pub struct Memo<K, S = RandomState> {
     keys: u64,
     max: usize,
-    map: HashMap<K, Box<str>>,
+    map: HashMap<K, Box<str>, S>,
 }
 
-impl<K: Hash + Eq> Memo<K> {
+impl<K: Hash + Eq, S: BuildHasher + Default> Memo<K, S> {
     /// An empty memo of at most `max` values.
-    pub fn new(max: usize) -> Memo<K> {
-        Memo { keys: 0, max, map: HashMap::new() }
+    pub fn new(max: usize) -> Memo<K, S> {
+        Memo { keys: 0, max, map: HashMap::default() }
     }
 
     /// The value kept for `key` under `keys`, made by `make` first when there is none.
@@ -37,7 +39,7 @@ mod tests {
     #[test]
     fn values_are_made_once_per_key_set_and_the_memo_stays_bounded() {
         let (a, b) = (Keys::derive(b"a"), Keys::derive(b"b"));
-        let mut memo = Memo::new(3);
+        let mut memo: Memo<_> = Memo::new(3);
         let mut made = 0;
         for _ in 0..2 {
             assert_eq!(memo.get(&a, 1, || { made += 1; "a1".into() }), "a1");
