@@ -10,11 +10,13 @@
 /// Arenas for the whole process. Loops, writer, checkpointer and workers share them; glibc's
 /// per-thread tcache still serves most small allocations without taking an arena lock.
 pub const ARENA_MAX: i32 = 2;
-/// Free memory at the top of a heap beyond this is given back to the kernel at once.
-pub const TRIM_THRESHOLD: i32 = 128 * 1024;
+/// Free memory at the top of a heap beyond this is given back to the kernel at once. Above the
+/// largest page a request builds (a ×100 search page, ~250 KB), so one request after another
+/// reuses the same heap instead of faulting it in again each time (docs/bench.md "Memory").
+pub const TRIM_THRESHOLD: i32 = 1024 * 1024;
 /// Blocks at least this large get their own mapping, unmapped when freed. Fixing it also stops
 /// glibc's dynamic threshold from creeping up to 32 MB after the first large free.
-pub const MMAP_THRESHOLD: i32 = 256 * 1024;
+pub const MMAP_THRESHOLD: i32 = 1024 * 1024;
 
 /// Applies `ARENA_MAX`, `TRIM_THRESHOLD` and `MMAP_THRESHOLD`. Call once, first thing in `main`,
 /// before any thread starts (an arena made before the call is kept). Returns false if glibc
