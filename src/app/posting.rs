@@ -30,9 +30,14 @@ pub fn insert(
 /// The broadcasts of a new message after its COMMIT, from any thread with a read connection
 /// that sees it: renders the partial once, sends the `append` (M1) to the room's stream and
 /// the unread pings (U1) to `members`; returns the stream bytes for an HTTP answer.
-pub fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64]) -> db::Result<Vec<u8>> {
+/// `stored`: the rich text the message was written with when it has no attachment (then it
+/// is not read back).
+pub fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64], stored: Option<&str>) -> db::Result<Vec<u8>> {
     let mut partial = Vec::with_capacity(4096);
-    message_view::render_messages(db, keys, std::slice::from_ref(m), &mut partial)?;
+    match stored {
+        Some(body) => message_view::render_new_message(db, keys, m, body, &mut partial)?,
+        None => message_view::render_messages(db, keys, std::slice::from_ref(m), &mut partial)?,
+    }
     let target = room_streams::messages_target(kind, m.room_id);
     let mut stream = Vec::with_capacity(partial.len() + 128);
     views::streams::append::render(&StreamView { target: &target, content: &partial }, &mut Out::new(&mut stream));

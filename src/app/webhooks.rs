@@ -256,7 +256,7 @@ impl Delivery {
         let (id, members) = rx.recv().map_err(|_| db::Error::new(libsqlite3_sys::SQLITE_ABORT, "writer gone"))??;
         let m = Message { id, room_id: self.room_id, creator_id: self.bot_id, client_message_id: cmid, created_at: now, updated_at: now };
         // Committed: a failed broadcast is logged, the message stands.
-        if let Err(e) = posting::announce(db, &self.keys, self.kind, &m, &members) {
+        if let Err(e) = posting::announce(db, &self.keys, self.kind, &m, &members, None) {
             eprintln!("webhooks: message {id} committed but not broadcast: {e}");
         }
         if let Some(vapid) = &self.vapid {

@@ -167,6 +167,8 @@ pub(crate) fn post(
     let (room_id, kind) = (room.id, room.kind);
     let pushed_room = room.clone();
     let ticket = rq.ticket();
+    // Without a file the broadcast renders from the body written, not from a read-back.
+    let stored = if upload.is_none() { body.clone() } else { None };
     let write = {
         let cmid = cmid.clone();
         move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, std::sync::Arc<[i64]>)> {
@@ -182,7 +184,7 @@ pub(crate) fn post(
         move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, std::sync::Arc<[i64]>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
-            let stream = announce(&cx.db, &cx.keys, kind, &m, &members)?;
+            let stream = announce(&cx.db, &cx.keys, kind, &m, &members, stored.as_deref())?;
             crate::app::push::message_posted(cx, &pushed_room, &m);
             if let Some(hook) = hook {
                 webhooks::message_posted(cx, hook, &m);

@@ -70,6 +70,15 @@ pub fn render_messages(db: &Conn, keys: &Keys, list: &[Message], out: &mut Vec<u
     Ok(())
 }
 
+/// Renders a message just written with `stored` as its rich text and no attachment (the post
+/// that wrote it knows both), without reading them back: a post's broadcast then costs no
+/// attachment or body query.
+pub fn render_new_message(db: &Conn, keys: &Keys, m: &Message, stored: &str, out: &mut Vec<u8>) -> db::Result<()> {
+    let mut r = Renderer::new(db, keys);
+    r.new_body = Some((m.id, stored));
+    r.message(m, out)
+}
+
 /// One render pass: remembers the people and room names it has looked up, so a page of 40
 /// messages by a handful of people costs a handful of user lookups.
 pub struct Renderer<'a> {
@@ -81,6 +90,8 @@ pub struct Renderer<'a> {
     stamps: Vec<(i64, i64)>,
     /// Room id and its display name, escaped.
     room_names: Vec<(i64, Vec<u8>)>,
+    /// A message just written without an attachment, and its stored rich text.
+    new_body: Option<(i64, &'a str)>,
 }
 
 /// What the partial shows of a user (creator, booster, mentioned user).
@@ -96,7 +107,7 @@ pub struct Person {
 
 impl<'a> Renderer<'a> {
     pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
-        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new() }
+        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new(), new_body: None }
     }
 
     /// The user `id` as the partial shows them; a missing row gives an empty name and the
@@ -289,10 +300,15 @@ impl<'a> Renderer<'a> {
 
     /// The body variant of spec/07 §5.3: attachment, `/play` sound, or rich text.
     fn body(&self, m: &Message) -> db::Result<Body> {
-        if let Some(a) = messages::attachment(self.db, m.id)? {
-            return Ok(Body { html: self.attachment(&a), emoji: false });
-        }
-        let stored = messages::body(self.db, m.id)?.unwrap_or_default();
+        let stored = match self.new_body {
+            Some((id, stored)) if id == m.id => stored.to_owned(),
+            _ => {
+                if let Some(a) = messages::attachment(self.db, m.id)? {
+                    return Ok(Body { html: self.attachment(&a), emoji: false });
+                }
+                messages::body(self.db, m.id)?.unwrap_or_default()
+            }
+        };
         let resolve = |sgid: &str| self.mention(sgid);
         let plain = richtext::plain_text(&stored, &resolve);
         let emoji = richtext::is_emoji_only(&plain);
