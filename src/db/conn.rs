@@ -118,7 +118,13 @@ pub struct Conn {
     /// (null until then): SQLite keeps that mapping for as long as the connection has its WAL
     /// open, which for a WAL connection is until it closes.
     shm: std::cell::Cell<*const u32>,
+    /// Work kept by `defer` for the end of the transaction, on a connection that defers (the
+    /// writer's); `None` on the others, where `defer` runs the work at once.
+    deferred: RefCell<Option<Vec<Deferred>>>,
 }
+
+/// Work `Conn::defer` keeps for the end of the transaction.
+pub type Deferred = Box<dyn FnOnce(&Conn) -> Result<()> + Send>;
 
 // SAFETY: the handle is opened in multi-thread mode (SQLITE_OPEN_NOMUTEX, library built
 // with SQLITE_THREADSAFE=1): a connection may move between threads as long as only one
@@ -164,6 +170,7 @@ impl Conn {
             mode,
             lazy_begin: std::cell::Cell::new(false),
             shm: std::cell::Cell::new(ptr::null()),
+            deferred: RefCell::new(None),
         };
         // SAFETY: db is an open handle owned by conn.
         unsafe { ffi::sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) };
@@ -376,6 +383,45 @@ impl Conn {
                 Err(e)
             }
         }
+    }
+
+    /// From now on `defer` keeps its work for `run_deferred` instead of running it at once.
+    pub fn defer_to_commit(&self) {
+        *self.deferred.borrow_mut() = Some(Vec::new());
+    }
+
+    /// Runs `f` now, or, on a connection that defers (`defer_to_commit`), keeps it for
+    /// `run_deferred` at the end of the transaction. For writes whose cost falls per statement
+    /// savepoint rather than per row: FTS5 writes its pending rows out as a new segment at every
+    /// savepoint after them, so a group of posts each inserting its search row in its own job
+    /// flushed a segment per post; deferred, the group's rows make one.
+    pub fn defer(&self, f: impl FnOnce(&Conn) -> Result<()> + Send + 'static) -> Result<()> {
+        if let Some(kept) = self.deferred.borrow_mut().as_mut() {
+            kept.push(Box::new(f));
+            return Ok(());
+        }
+        f(self)
+    }
+
+    /// How much deferred work is kept: a mark for `forget_deferred`.
+    pub fn deferred_len(&self) -> usize {
+        self.deferred.borrow().as_ref().map_or(0, Vec::len)
+    }
+
+    /// Drops the deferred work kept since `mark` (the work that kept it was rolled back).
+    pub fn forget_deferred(&self, mark: usize) {
+        if let Some(kept) = self.deferred.borrow_mut().as_mut() {
+            kept.truncate(mark);
+        }
+    }
+
+    /// Runs the deferred work in the order it was kept, and forgets it; stops at the first error.
+    pub fn run_deferred(&self) -> Result<()> {
+        let kept = self.deferred.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default();
+        for f in kept {
+            f(self)?;
+        }
+        Ok(())
     }
 
     /// Runs `f` as the first work of the open transaction: on error the whole transaction is

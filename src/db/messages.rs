@@ -334,11 +334,8 @@ pub fn create(c: &Conn, m: &NewMessage<'_>, now: i64) -> Result<i64> {
     if let Some(body) = m.body {
         write_body(c, id, body, now)?;
     }
-    let mut s = c.prepare_cached("INSERT INTO message_search_index (rowid, body) VALUES (?1, ?2)")?;
-    s.bind(1, id)?;
-    s.bind(2, m.plain_text)?;
-    s.run()?;
-    drop(s);
+    let plain = m.plain_text.to_owned();
+    c.defer(move |c| insert_search_row(c, id, &plain))?;
     rooms::touch(c, m.room_id, now)?;
     memberships::mark_unread(c, m.room_id, m.creator_id, now, now)?;
     Ok(id)
@@ -357,14 +354,27 @@ fn write_body(c: &Conn, id: i64, body: &str, now: i64) -> Result<()> {
     s.run()
 }
 
+/// Replaces message `id`'s search row. The search row's writes go through `Conn::defer`: on
+/// the writer they run at the end of the transaction, after every job of the group, in the
+/// order they were made.
 fn reindex(c: &Conn, id: i64, plain_text: &str) -> Result<()> {
-    let mut s = c.prepare_cached("DELETE FROM message_search_index WHERE rowid = ?1")?;
-    s.bind(1, id)?;
-    s.run()?;
-    drop(s);
+    let plain = plain_text.to_owned();
+    c.defer(move |c| {
+        delete_search_row(c, id)?;
+        insert_search_row(c, id, &plain)
+    })
+}
+
+fn insert_search_row(c: &Conn, id: i64, plain_text: &str) -> Result<()> {
     let mut s = c.prepare_cached("INSERT INTO message_search_index (rowid, body) VALUES (?1, ?2)")?;
     s.bind(1, id)?;
     s.bind(2, plain_text)?;
+    s.run()
+}
+
+fn delete_search_row(c: &Conn, id: i64) -> Result<()> {
+    let mut s = c.prepare_cached("DELETE FROM message_search_index WHERE rowid = ?1")?;
+    s.bind(1, id)?;
     s.run()
 }
 
@@ -417,10 +427,7 @@ pub fn destroy(c: &Conn, id: i64, now: i64) -> Result<Option<Vec<String>>> {
     s.bind(1, id)?;
     s.run()?;
     drop(s);
-    let mut s = c.prepare_cached("DELETE FROM message_search_index WHERE rowid = ?1")?;
-    s.bind(1, id)?;
-    s.run()?;
-    drop(s);
+    c.defer(move |c| delete_search_row(c, id))?;
     let mut s = c.prepare_cached("DELETE FROM messages WHERE id = ?1")?;
     s.bind(1, id)?;
     s.run()?;

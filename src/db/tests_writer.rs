@@ -167,6 +167,54 @@ fn a_failing_first_job_of_a_batch_is_undone_alone() {
 }
 
 #[test]
+fn deferred_work_runs_once_per_group_in_order_and_goes_with_an_undone_job() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    w.submit(Job::new(
+        move |c| {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            insert(c, "blocker")
+        },
+        |_| {},
+    ));
+    started_rx.recv().unwrap();
+    let (tx, rx) = mpsc::channel();
+    // Each job inserts a row now and defers one; the second then fails, so its row and its
+    // deferred row are undone; the rest commit, the deferred rows after every job's own.
+    for (tag, fail) in [("a", false), ("b", true), ("c", false)] {
+        let t = tx.clone();
+        w.submit(Job::new(
+            move |c| {
+                insert(c, tag)?;
+                c.defer(move |c| insert(c, &format!("{tag}-deferred")).map(|_| ()))?;
+                if fail {
+                    insert(c, "blocker")?;
+                }
+                Ok(())
+            },
+            move |r| t.send((tag, r.is_ok())).unwrap(),
+        ));
+    }
+    drop(tx);
+    release_tx.send(()).unwrap();
+    let got: Vec<(&str, bool)> = rx.iter().collect();
+    assert_eq!(got, vec![("a", true), ("b", false), ("c", true)]);
+    let r = db.open(Mode::ReadOnly);
+    let mut s = r.prepare_cached("SELECT group_concat(tag, ',') FROM (SELECT tag FROM t ORDER BY id)").unwrap();
+    assert!(s.row().unwrap());
+    assert_eq!(s.text(0).unwrap(), "blocker,a,c,a-deferred,c-deferred");
+    drop(s);
+    // Deferred work that fails undoes its whole group, reported to every job of it.
+    let (tx, rx) = mpsc::channel();
+    w.submit(Job::new(|c| c.defer(|c| insert(c, "a").map(|_| ())), move |r| tx.send(r.is_ok()).unwrap()));
+    assert!(!rx.recv().unwrap());
+    assert_eq!(count(&r, "SELECT count(*) FROM t"), 5);
+}
+
+#[test]
 fn constraint_failure_is_reported_and_isolated() {
     let db = TempDb::new();
     let w = start(&db);

@@ -3,7 +3,8 @@
 //! Loops never write. A handler that must write builds a `Job` (the work, run on the
 //! writer's connection, and a `done` callback) and `submit`s it. The writer thread takes
 //! everything queued, runs it in ONE `BEGIN IMMEDIATE` transaction with a `SAVEPOINT` per
-//! job after the first (a failing job is rolled back alone), commits, bumps `epoch()`, and then calls each
+//! job after the first (a failing job is rolled back alone), runs the work the jobs deferred to
+//! the end of the transaction (`Conn::defer`: the search rows), commits, bumps `epoch()`, and then calls each
 //! job's `done` in commit order: with the work's value if it committed, with the error if
 //! the job, the transaction or the commit failed. Every submitted job hears back exactly
 //! once, including jobs submitted after the writer stopped.
@@ -156,6 +157,8 @@ impl Writer {
     /// builds any missing extra index (`schema::build_indexes`) before its first job.
     pub fn start(path: &str) -> Result<Writer> {
         let conn = Conn::open(path, Mode::ReadWrite)?;
+        // Jobs' deferred writes (search rows) run once per transaction, after the last job.
+        conn.defer_to_commit();
         // The tables now; the extra indexes on the writer thread, before its first job, so a
         // large database's first start answers at once (reads without the new indexes meanwhile).
         schema::ensure_tables(&conn)?;
@@ -266,13 +269,17 @@ fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
         }
         // Each job in its own savepoint, so a failing one is undone alone; the first of a
         // transaction needs none (rolling the transaction back undoes just it).
+        let mark = conn.deferred_len();
         let r = if results.len() == txn_start {
             conn.first_in_transaction(|c| job.run(c))
         } else {
             conn.savepoint(|c| job.run(c))
         };
         if let Err(e) = &r {
+            // What the undone job deferred goes with it.
+            conn.forget_deferred(mark);
             if conn.is_autocommit() {
+                conn.forget_deferred(0);
                 // The error ended the whole transaction: the earlier jobs of it are undone.
                 for (_, earlier) in results.iter_mut().skip(txn_start) {
                     if earlier.is_ok() {
@@ -285,7 +292,8 @@ fn commit_batch(conn: &Conn, batch: &mut Vec<Job>, stats: &Stats) -> u64 {
         results.push((job, r));
     }
     if in_txn {
-        match commit(conn) {
+        // The group's deferred writes, then COMMIT: if either fails, the whole group is undone.
+        match conn.run_deferred().and_then(|()| commit(conn)) {
             Ok(()) => {
                 commits += 1;
                 stats.transactions.fetch_add(1, Ordering::AcqRel);
