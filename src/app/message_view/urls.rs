@@ -28,8 +28,9 @@ pub fn avatar_url(keys: &Keys, user_id: i64, updated_at: i64) -> String {
         url.push_str("/avatar?v=");
         // `YYYY-MM-DD HH:MM:SS`: the digits are the first 19 bytes but the five separators.
         let stamp = db::time::format(updated_at);
+        let stamp = stamp.as_str();
         for part in [0..4, 5..7, 8..10, 11..13, 14..16, 17..19] {
-            url.push_str(stamp.as_str().get(part).unwrap_or(""));
+            url.push_str(stamp.get(part).unwrap_or(""));
         }
         url
     })
