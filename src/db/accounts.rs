@@ -27,13 +27,20 @@ pub struct Account {
     pub updated_at: i64,
 }
 
+/// `settings`' restriction as SQL: only a JSON `true` restricts (unreadable JSON does not).
+macro_rules! restricts {
+    () => {
+        "CASE WHEN json_valid(settings) THEN json_type(settings, '$.restrict_room_creation_to_administrators') = 'true' ELSE 0 END"
+    };
+}
+
 /// The account ("the first row of accounts"), if first run has happened.
 pub fn get(c: &Conn) -> Result<Option<Account>> {
-    let mut s = c.prepare_cached(
-        "SELECT id, name, join_code, custom_styles, settings, \
-         CASE WHEN json_valid(settings) THEN json_type(settings, '$.restrict_room_creation_to_administrators') = 'true' ELSE 0 END, \
-         created_at, updated_at FROM accounts ORDER BY id LIMIT 1",
-    )?;
+    let mut s = c.prepare_cached(concat!(
+        "SELECT id, name, join_code, custom_styles, settings, ",
+        restricts!(),
+        ", created_at, updated_at FROM accounts ORDER BY id LIMIT 1"
+    ))?;
     if !s.row()? {
         return Ok(None);
     }
@@ -138,6 +145,13 @@ pub fn first_run(c: &Conn, f: &FirstRun<'_>, now: i64) -> Result<(i64, i64)> {
     Ok((user_id, room_id))
 }
 
+/// Whether only administrators may create rooms (`get(c)?.restrict_room_creation`, without
+/// reading the rest of the row: the sidebar and the new-room forms ask on every render).
+pub fn restricts_room_creation(c: &Conn) -> Result<bool> {
+    let mut s = c.prepare_cached(concat!("SELECT ", restricts!(), " FROM accounts ORDER BY id LIMIT 1"))?;
+    Ok(s.row()? && s.int(0) == 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,10 +185,12 @@ mod tests {
     fn settings_and_changes() {
         let (_db, c) = TempDb::with_schema();
         assert!(!update(&c, &Changes::default(), T0).unwrap());
+        assert!(!restricts_room_creation(&c).unwrap(), "no account yet");
         create(&c, "Campfire", "AAAA-BBBB-CCCC", T0).unwrap();
         update(&c, &Changes { restrict_room_creation: Some(true), custom_styles: Some(Some("body{}")), ..Default::default() }, T0 + SEC).unwrap();
         let a = get(&c).unwrap().unwrap();
         assert!(a.restrict_room_creation);
+        assert!(restricts_room_creation(&c).unwrap());
         assert_eq!((a.custom_styles.as_deref(), a.updated_at), (Some("body{}"), T0 + SEC));
         update(&c, &Changes { join_code: Some("DDDD-EEEE-FFFF"), name: Some("HQ"), ..Default::default() }, T0).unwrap();
         let a = get(&c).unwrap().unwrap();
@@ -186,6 +202,7 @@ mod tests {
             s.run().unwrap();
             drop(s);
             assert!(!get(&c).unwrap().unwrap().restrict_room_creation, "{raw}");
+            assert!(!restricts_room_creation(&c).unwrap(), "{raw}");
         }
         c.exec("UPDATE accounts SET settings = NULL").unwrap();
         update(&c, &Changes::default(), T0).unwrap();

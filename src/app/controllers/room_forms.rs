@@ -276,7 +276,7 @@ impl views::rooms::person_creator::View for Row<'_> {
 /// Rails' "can create rooms" check for open/closed new and create: 403 when the account
 /// restricts creation to administrators and the viewer is not one.
 pub fn ensure_can_create(cx: &Ctx, rq: &Req<'_, '_>) -> Result<(), AppError> {
-    let restrict = db::accounts::get(&cx.db)?.is_some_and(|a| a.restrict_room_creation);
+    let restrict = db::accounts::restricts_room_creation(&cx.db)?;
     if restrict && !rq.is_admin() {
         return Err(AppError::Head(403));
     }

@@ -44,7 +44,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     }
     let limit = DIRECT_PLACEHOLDERS - (of.partners.len() as i64 + 1);
     let people = db::users::placeholders(&cx.db, user.id, &of.partners, limit)?;
-    let restrict = db::accounts::get(&cx.db)?.is_some_and(|a| a.restrict_room_creation);
+    let restrict = db::accounts::restricts_room_creation(&cx.db)?;
     let chrome = layout::Chrome::of(cx, rq);
     let page = Sidebar { cx, can_create: user.is_administrator() || !restrict, user, directs, shared, people };
     layout::render(cx, &chrome, res, 200, &page)?;
