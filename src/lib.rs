@@ -9,6 +9,7 @@
 
 pub mod sys;
 pub mod hash;
+pub mod words;
 pub mod arena;
 pub mod http;
 pub mod server;

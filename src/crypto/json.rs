@@ -351,19 +351,13 @@ pub fn write_plain_string(s: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Whether none of the 8 bytes of `w` is one `escape` acts on: a control byte, `"`, `\\`, the
-/// lead byte 0xE2 of U+2028/U+2029, and with `html` `<` `>` `&`. Bit tricks on the word
-/// (a byte equal to b, or below 0x20, sets that byte's top bit; exact for "any").
+/// lead byte 0xE2 of U+2028/U+2029, and with `html` `<` `>` `&`.
 fn plain_word(w: &[u8], html: bool) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut b = [0u8; 8];
-    b.copy_from_slice(w);
-    let x = u64::from_le_bytes(b);
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let eq = |c: u8| zero(x ^ (ONES * u64::from(c)));
-    let mut hit = (x.wrapping_sub(ONES * 0x20) & !x & HIGH) | eq(b'"') | eq(b'\\') | eq(0xE2);
+    use crate::words::{below, eq, load};
+    let x = load(w);
+    let mut hit = below(x, 0x20) | eq(x, b'"') | eq(x, b'\\') | eq(x, 0xE2);
     if html {
-        hit |= eq(b'<') | eq(b'>') | eq(b'&');
+        hit |= eq(x, b'<') | eq(x, b'>') | eq(x, b'&');
     }
     hit == 0
 }
