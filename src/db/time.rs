@@ -152,11 +152,17 @@ fn parse_rails(b: &[u8]) -> Option<i64> {
     if bad != 0 || !seps {
         return None;
     }
+    instant((y, mo, d), (h, mi, se), i64::from(micros), 0)
+}
+
+/// µs since the epoch of a calendar date and time of day given `offset_secs` east of UTC;
+/// `None` when a field is out of range.
+fn instant((y, mo, d): (u32, u32, u32), (h, mi, se): (u32, u32, u32), micros: i64, offset_secs: i64) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
         return None;
     }
-    let secs = days_from_civil(i64::from(y), mo, d) * 86_400 + i64::from(h * 3600 + mi * 60 + se);
-    Some(secs * US_PER_SEC + i64::from(micros))
+    let secs = days_from_civil(i64::from(y), mo, d) * 86_400 + i64::from(h * 3600 + mi * 60 + se) - offset_secs;
+    Some(secs * US_PER_SEC + micros)
 }
 
 /// Every accepted form, field by field.
@@ -173,9 +179,6 @@ fn parse_any(b: &[u8]) -> Option<i64> {
     let h = digits(b.get(11..13)?)?;
     let mi = digits(b.get(14..16)?)?;
     let se = digits(b.get(17..19)?)?;
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
-        return None;
-    }
     let mut rest = b.get(19..)?;
     let mut micros: i64 = 0;
     if rest.first() == Some(&b'.') {
@@ -199,9 +202,7 @@ fn parse_any(b: &[u8]) -> Option<i64> {
         }
         _ => return None,
     };
-    let days = days_from_civil(i64::from(y), mo, d);
-    let secs = days * 86_400 + i64::from(h * 3600 + mi * 60 + se) - offset_secs;
-    Some(secs * US_PER_SEC + micros)
+    instant((y, mo, d), (h, mi, se), micros, offset_secs)
 }
 
 #[cfg(test)]
