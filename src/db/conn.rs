@@ -431,9 +431,11 @@ impl Conn {
     pub fn first_in_transaction<T>(&self, f: impl FnOnce(&Conn) -> Result<T>) -> Result<T> {
         let r = f(self);
         if r.is_err() {
-            ROLLBACKS.fetch_add(1, Ordering::AcqRel);
-            if !self.is_autocommit() {
-                let _ = self.prepare_cached("ROLLBACK").and_then(|mut s| s.run());
+            if self.is_autocommit() {
+                // SQLite already rolled back; caches keyed on `rollbacks()` must still hear of it.
+                ROLLBACKS.fetch_add(1, Ordering::AcqRel);
+            } else {
+                let _ = self.rollback();
             }
         }
         r
