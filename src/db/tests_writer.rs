@@ -33,6 +33,26 @@ fn start(db: &TempDb) -> Writer {
     w
 }
 
+/// Holds the writer inside a job (which inserts `tag` if given) until the returned sender is
+/// used: whatever is submitted meanwhile is queued and committed as one group after it.
+fn hold(w: &Writer, tag: Option<&'static str>) -> mpsc::Sender<()> {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    w.submit(Job::new(
+        move |c| {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            match tag {
+                Some(tag) => insert(c, tag).map(|_| ()),
+                None => Ok(()),
+            }
+        },
+        |_| {},
+    ));
+    started_rx.recv().unwrap();
+    release_tx
+}
+
 #[test]
 fn concurrent_submitters_each_get_their_own_result() {
     let db = TempDb::new();
@@ -98,18 +118,8 @@ fn queued_jobs_commit_in_one_transaction_in_order() {
     let w = start(&db);
     let before = w.transactions();
     // Hold the writer inside a job until everything below is queued.
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let release_tx = hold(&w, Some("blocker"));
     let (done_tx, done_rx) = mpsc::channel::<(usize, Result<i64>, u64)>();
-    w.submit(Job::new(
-        move |c| {
-            started_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-            insert(c, "blocker")
-        },
-        |_| {},
-    ));
-    started_rx.recv().unwrap();
     for i in 0..200 {
         let tx = done_tx.clone();
         w.submit(Job::new(move |c| insert(c, &format!("q{i}")), move |r| tx.send((i, r, epoch())).unwrap()));
@@ -132,17 +142,7 @@ fn a_failing_first_job_of_a_batch_is_undone_alone() {
     // its own writes and nothing of the jobs after it.
     let db = TempDb::new();
     let w = start(&db);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel::<()>();
-    w.submit(Job::new(
-        move |c| {
-            started_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-            insert(c, "blocker")
-        },
-        |_| {},
-    ));
-    started_rx.recv().unwrap();
+    let release_tx = hold(&w, Some("blocker"));
     let (tx, rx) = mpsc::channel();
     let t = tx.clone();
     w.submit(Job::new(
@@ -170,17 +170,7 @@ fn a_failing_first_job_of_a_batch_is_undone_alone() {
 fn deferred_work_runs_once_per_group_in_order_and_goes_with_an_undone_job() {
     let db = TempDb::new();
     let w = start(&db);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel::<()>();
-    w.submit(Job::new(
-        move |c| {
-            started_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-            insert(c, "blocker")
-        },
-        |_| {},
-    ));
-    started_rx.recv().unwrap();
+    let release_tx = hold(&w, Some("blocker"));
     let (tx, rx) = mpsc::channel();
     // Each job inserts a row now and defers one; the second then fails, so its row and its
     // deferred row are undone; the rest commit, the deferred rows after every job's own.
@@ -318,17 +308,7 @@ fn read_connection_sees_another_process_commit() {
 fn a_job_that_ends_the_transaction_fails_its_batch_mates_honestly() {
     let db = TempDb::new();
     let w = start(&db);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel::<()>();
-    w.submit(Job::new(
-        move |_| {
-            started_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-            Ok(())
-        },
-        |_| {},
-    ));
-    started_rx.recv().unwrap();
+    let release_tx = hold(&w, None);
     let (tx, rx) = mpsc::channel();
     let t1 = tx.clone();
     w.submit(Job::new(|c| insert(c, "before"), move |r| t1.send(("before", r.is_ok())).unwrap()));
