@@ -3,7 +3,8 @@
 //! with a `View` trait and a `render` function; see docs/architecture.md "Templates").
 //!
 //! Everything written through `Out` is escaped unless it is template text, a sanitizer result
-//! (`richtext::Safe`) or an asset URL, so a hole method cannot inject markup by accident.
+//! (`richtext::Safe`), an asset URL or a URL the server built (`built_url`), so a hole method
+//! cannot inject markup by accident.
 
 use crate::richtext::Safe;
 
@@ -25,6 +26,14 @@ impl<'a> Out<'a> {
     /// template supplies the quotes).
     pub fn attr(&mut self, s: &str) {
         escape_into(self.0, s.as_bytes());
+    }
+
+    /// Writes a URL this server built from digits, fixed text and percent-encoded segments
+    /// (avatar URLs, `/users/<token>/avatar?v=…`), none of whose bytes `attr` would replace;
+    /// debug builds check that.
+    pub fn built_url(&mut self, url: &str) {
+        debug_assert!(!url.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')), "{url:?}");
+        self.0.extend_from_slice(url.as_bytes());
     }
 
     /// Writes sanitized HTML as is.

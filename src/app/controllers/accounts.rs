@@ -7,7 +7,7 @@ use crate::app::translations::{self, Phrase};
 use crate::app::room_scope;
 use super::sessions::logo_url;
 use crate::app::layout::{self, Page};
-use crate::app::message_view::avatar_url;
+use crate::app::message_view::write_avatar_url;
 use crate::app::form_file::{self, FormFile};
 use crate::app::{storage, AppError, Ctx, Flow, Req};
 use crate::crypto::{base64, Keys};
@@ -251,7 +251,7 @@ impl views::accounts::user::View for Row<'_> {
         }
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.keys, self.p.id, self.p.updated_at));
+        write_avatar_url(self.keys, self.p.id, self.p.updated_at, o);
     }
     fn name(&self, o: &mut Out<'_>) {
         o.text(&self.p.name);

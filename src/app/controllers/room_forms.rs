@@ -6,7 +6,7 @@ use crate::app::translations::{self, Phrase};
 use crate::app::room_scope;
 use crate::app::room_scope::Scope;
 use crate::app::layout::{self, Page};
-use crate::app::message_view::avatar_url;
+use crate::app::message_view::write_avatar_url;
 use crate::app::{AppError, Ctx, Flow, Req};
 use crate::db::rooms::{Kind, Room};
 use crate::db::{self, users::User};
@@ -239,7 +239,7 @@ impl views::rooms::person::View for Row<'_> {
         o.attr(&self.1.name.to_lowercase());
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
+        write_avatar_url(self.0, self.1.id, self.1.updated_at, o);
     }
     fn name(&self, o: &mut Out<'_>) {
         o.text(&self.1.name);

@@ -227,7 +227,7 @@ impl views::users::avatar::View for Avatar<'_> {
         }
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&message_view::avatar_url(self.0, self.1.id, self.1.updated_at));
+        message_view::write_avatar_url(self.0, self.1.id, self.1.updated_at, o);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::app::room_scope::Scope;
 use super::rooms_closeds::user_ids;
 use super::sidebars::{self, DirectLink};
 use crate::app::layout::{self, Page};
-use crate::app::message_view::avatar_url;
+use crate::app::message_view::write_avatar_url;
 use crate::app::{respond, AppError, Ctx, Flow, Req};
 use crate::db::rooms::{Member, Room};
 use crate::db::{self, Conn};
@@ -142,7 +142,7 @@ struct MemberRow<'a>(&'a crate::crypto::Keys, &'a Member);
 
 impl views::rooms::direct_member::View for MemberRow<'_> {
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
+        write_avatar_url(self.0, self.1.id, self.1.updated_at, o);
     }
     fn name(&self, o: &mut Out<'_>) {
         o.text(&self.1.name);

@@ -6,7 +6,7 @@ use crate::app::room_streams;
 use crate::app::room_streams::param_key as room_key;
 use super::rooms_involvements::Stream;
 use crate::app::layout::{self, Page};
-use crate::app::message_view::{self, avatar_url};
+use crate::app::message_view::{self, write_avatar_url};
 use crate::app::{AppError, Ctx, Flow, Req};
 use crate::crypto::Keys;
 use crate::db::memberships::SidebarRoom;
@@ -127,7 +127,7 @@ impl views::sidebar::show::View for Sidebar<'_> {
         o.int(self.user.id);
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(&self.cx.keys, self.user.id, self.user.updated_at));
+        write_avatar_url(&self.cx.keys, self.user.id, self.user.updated_at, o);
     }
 }
 
@@ -141,7 +141,7 @@ impl views::sidebar::placeholder::View for Placeholder<'_> {
         o.int(self.1.id);
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
+        write_avatar_url(self.0, self.1.id, self.1.updated_at, o);
     }
     fn first_name(&self, o: &mut Out<'_>) {
         o.text(first_name(&self.1.name));
@@ -235,7 +235,7 @@ struct AvatarImage<'a>(&'a Keys, &'a Member, i64);
 
 impl views::users::avatar_image::View for AvatarImage<'_> {
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&avatar_url(self.0, self.1.id, self.1.updated_at));
+        write_avatar_url(self.0, self.1.id, self.1.updated_at, o);
     }
     fn size(&self, o: &mut Out<'_>) {
         o.int(self.2);

@@ -39,7 +39,7 @@ mod urls;
 
 pub use fragments::FRAGMENT_CACHE_BYTES;
 pub use json::{message_json, user_json};
-pub use urls::avatar_url;
+pub use urls::{avatar_url, write_avatar_url};
 use fragments::{Entry, FRAGMENTS};
 use urls::push_path_segment;
 use partials::*;

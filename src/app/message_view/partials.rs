@@ -103,7 +103,7 @@ impl views::users::avatar::View for AvatarView<'_> {
         o.attr(&self.0.title);
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&self.0.avatar_url);
+        o.built_url(&self.0.avatar_url);
     }
 }
 
@@ -262,7 +262,7 @@ impl views::messages::boost::View for BoostView<'_> {
         o.int(self.message_id);
     }
     fn avatar_url(&self, o: &mut Out<'_>) {
-        o.attr(&self.booster.avatar_url);
+        o.built_url(&self.booster.avatar_url);
     }
     fn booster_name(&self, o: &mut Out<'_>) {
         o.attr(&self.booster.name);
