@@ -72,7 +72,16 @@ fn resumed(
     cx.https = https;
     gates::default_headers(cx, res);
     gates::version_headers(cx, res);
-    match fill(cx, res) {
+    // One read transaction for the fill's queries, as `Ctx::handle` opens for a request's: a
+    // post's fill reads the new message, its room and members for the response and the
+    // broadcasts, and each statement on its own took and dropped the WAL read lock (two fcntl
+    // calls; a dozen per post).
+    cx.db.begin_lazily();
+    let filled = fill(cx, res);
+    if let Err(e) = cx.db.end_lazy() {
+        eprintln!("app: ending the read transaction failed: {e}");
+    }
+    match filled {
         Ok(()) => gates::cache_headers(res),
         Err(e) => errors::render(&e, route, json, res),
     }
