@@ -3,7 +3,7 @@
 //! with `insert` on the writer and tell the room with `announce` after the commit, through the
 //! Turbo Stream views here.
 
-use crate::app::message_view;
+use crate::app::message_view::{self, Written};
 use crate::app::room_streams;
 use crate::crypto::Keys;
 use crate::db::messages::{self, Message, NewMessage};
@@ -30,12 +30,11 @@ pub fn insert(
 /// The broadcasts of a new message after its COMMIT, from any thread with a read connection
 /// that sees it: renders the partial once, sends the `append` (M1) to the room's stream and
 /// the unread pings (U1) to `members`; returns the stream bytes for an HTTP answer.
-/// `stored`: the rich text the message was written with when it has no attachment (then it
-/// is not read back).
-pub fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64], stored: Option<&str>) -> db::Result<Vec<u8>> {
+/// `written`: what the post holds of a message without attachment (then nothing is read back).
+pub fn announce(db: &db::Conn, keys: &Keys, kind: rooms::Kind, m: &Message, members: &[i64], written: Option<&Written<'_>>) -> db::Result<Vec<u8>> {
     let mut partial = Vec::with_capacity(4096);
-    match stored {
-        Some(body) => message_view::render_new_message(db, keys, m, body, &mut partial)?,
+    match written {
+        Some(w) => message_view::render_new_message(db, keys, m, w, &mut partial)?,
         None => message_view::render_messages(db, keys, std::slice::from_ref(m), &mut partial)?,
     }
     let target = room_streams::messages_target(kind, m.room_id);

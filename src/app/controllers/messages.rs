@@ -9,7 +9,7 @@
 
 use crate::app::layout::{self, Page};
 use crate::app::attachments::{self, StoredAttachment, Upload};
-use crate::app::message_view::{self, Renderer};
+use crate::app::message_view::{self, Renderer, Written};
 use crate::app::webhooks;
 use crate::app::posting::{announce, insert, RemoveView, StreamView};
 use crate::app::{room_streams, storage};
@@ -167,8 +167,10 @@ pub(crate) fn post(
     let (room_id, kind) = (room.id, room.kind);
     let pushed_room = room.clone();
     let ticket = rq.ticket();
-    // Without a file the broadcast renders from the body written, not from a read-back.
+    // Without a file the broadcast renders from the body written, the signed-in creator and
+    // the room as read here, not from a read-back.
     let stored = if upload.is_none() { body.clone() } else { None };
+    let creator = rq.user().filter(|u| u.id == creator_id).cloned();
     let write = {
         let cmid = cmid.clone();
         move |c: &db::Conn, attachment: Option<&StoredAttachment>| -> db::Result<(i64, std::sync::Arc<[i64]>)> {
@@ -184,7 +186,8 @@ pub(crate) fn post(
         move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, std::sync::Arc<[i64]>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
-            let stream = announce(&cx.db, &cx.keys, kind, &m, &members, stored.as_deref())?;
+            let written = stored.as_deref().map(|body| Written { body, creator: creator.as_ref(), room_name: pushed_room.name.as_deref() });
+            let stream = announce(&cx.db, &cx.keys, kind, &m, &members, written.as_ref())?;
             crate::app::push::message_posted(cx, &pushed_room, &m);
             if let Some(hook) = hook {
                 webhooks::message_posted(cx, hook, &m);

@@ -70,13 +70,28 @@ pub fn render_messages(db: &Conn, keys: &Keys, list: &[Message], out: &mut Vec<u
     Ok(())
 }
 
-/// Renders a message just written with `stored` as its rich text and no attachment (the post
-/// that wrote it knows both), without reading them back: a post's broadcast then costs no
-/// attachment or body query.
-pub fn render_new_message(db: &Conn, keys: &Keys, m: &Message, stored: &str, out: &mut Vec<u8>) -> db::Result<()> {
+/// Renders a message just written without attachment from what its post holds (`Written`),
+/// reading none of it back: a post's broadcast then costs no body, attachment, boosts, creator
+/// or room query, and the fill that makes it no read transaction at all.
+pub fn render_new_message(db: &Conn, keys: &Keys, m: &Message, w: &Written<'_>, out: &mut Vec<u8>) -> db::Result<()> {
     let mut r = Renderer::new(db, keys);
-    r.new_body = Some((m.id, stored));
+    r.new_body = Some((m.id, w.body));
+    if let Some(u) = w.creator.filter(|u| u.id == m.creator_id) {
+        r.people.borrow_mut().push(Person::of(keys, u));
+    }
+    if let Some(name) = w.room_name {
+        r.know_room_name(m.room_id, name);
+    }
     r.message(m, out)
+}
+
+/// What the post that wrote a message without attachment already holds, so its render after
+/// the commit reads nothing back: the rich text written, the creator (the signed-in user) and
+/// the room's stored name (none for a direct room, named from its members).
+pub struct Written<'a> {
+    pub body: &'a str,
+    pub creator: Option<&'a users::User>,
+    pub room_name: Option<&'a str>,
 }
 
 /// One render pass: remembers the people and room names it has looked up, so a page of 40
@@ -105,6 +120,14 @@ pub struct Person {
     pub updated_at: i64,
 }
 
+impl Person {
+    fn of(keys: &Keys, u: &users::User) -> Person {
+        let bio = u.bio.as_deref().map(str::trim).unwrap_or("");
+        let title = if bio.is_empty() { u.name.clone() } else { format!("{} – {}", u.name, bio) };
+        Person { id: u.id, avatar_url: avatar_url(keys, u.id, u.updated_at), name: u.name.clone(), title, updated_at: u.updated_at }
+    }
+}
+
 impl<'a> Renderer<'a> {
     pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
         Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new(), new_body: None }
@@ -117,11 +140,7 @@ impl<'a> Renderer<'a> {
             return Ok(p.clone());
         }
         let p = match users::find(self.db, id)? {
-            Some(u) => {
-                let bio = u.bio.as_deref().map(str::trim).unwrap_or("");
-                let title = if bio.is_empty() { u.name.clone() } else { format!("{} – {}", u.name, bio) };
-                Person { id, avatar_url: avatar_url(self.keys, id, u.updated_at), name: u.name, title, updated_at: u.updated_at }
-            }
+            Some(u) => Person::of(self.keys, &u),
             None => Person { id, name: String::new(), title: String::new(), avatar_url: avatar_url(self.keys, id, 0), updated_at: 0 },
         };
         self.people.borrow_mut().push(p.clone());
@@ -275,6 +294,10 @@ impl<'a> Renderer<'a> {
     /// A message's boosts, oldest first: (id, booster, content).
     fn boost_rows(&self, m: &Message) -> db::Result<Vec<(i64, i64, String)>> {
         let mut rows = Vec::new();
+        // A message just written is rendered before anyone has seen it: it has no boosts.
+        if self.new_body.is_some_and(|(id, _)| id == m.id) {
+            return Ok(rows);
+        }
         boosts::for_message(self.db, m.id, |b| {
             rows.push((b.id, b.booster_id, b.content.to_owned()));
             Ok(())

@@ -136,3 +136,23 @@ fn an_unreadable_message_is_replaced_not_fatal() {
     let html = render(&c, &keys, room);
     assert!(html.contains("message--failed") && html.contains("Failed to load message content"), "{html}");
 }
+
+#[test]
+fn a_new_message_renders_from_what_its_post_holds_as_a_read_back_does() {
+    let (_db, c, keys, d, room, m) = fixture();
+    let creator = users::find(&c, d).unwrap().unwrap();
+    let msg = messages::find(&c, m).unwrap().unwrap();
+    let body = messages::body(&c, m).unwrap().unwrap();
+    let forget = || fragments::FRAGMENTS.with(|f| f.borrow_mut().map.clear());
+    forget();
+    let read_back = render(&c, &keys, room);
+    forget();
+    // Nothing is read: a lazily begun transaction is never opened.
+    c.begin_lazily();
+    let mut out = Vec::new();
+    let w = Written { body: &body, creator: Some(&creator), room_name: Some("Pets & Co") };
+    render_new_message(&c, &keys, &msg, &w, &mut out).unwrap();
+    assert!(c.is_autocommit(), "no statement ran");
+    c.end_lazy().unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), read_back);
+}
