@@ -7,6 +7,7 @@
 //! The calendar conversion is the standard days-from-civil arithmetic on the proleptic
 //! Gregorian calendar.
 
+use crate::words;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Microseconds per second.
@@ -129,30 +130,66 @@ pub fn parse_bytes(b: &[u8]) -> Option<i64> {
 }
 
 /// The two forms Rails writes (every row a page reads, two per message): fixed positions, so
-/// each digit is one subtraction and one compare, about a fifth of the general path's work
-/// (a room page decodes 80 of them, a search page at ×100 200). `None` hands over to `parse_any`.
+/// a value is checked eight bytes at a time against a template of its word (`Form`), about
+/// half the work of a check per byte and a third of the general path's (a room page decodes
+/// 80 of them, a search page at ×100 200). `None` hands over to `parse_any`.
 fn parse_rails(b: &[u8]) -> Option<i64> {
-    if b.len() != 19 && (b.len() != 26 || b.get(19) != Some(&b'.')) {
-        return None;
-    }
-    let mut bad = 0u8;
-    let mut num = |range: std::ops::Range<usize>| {
-        let mut v = 0u32;
-        for &c in b.get(range).unwrap_or(&[]) {
-            let d = c.wrapping_sub(b'0');
-            bad |= u8::from(d > 9);
-            v = v * 10 + u32::from(d);
-        }
-        v
+    const DATE: Form = Form::new(b"0000-00-");
+    const DAY: Form = Form::new(b"00 00:00");
+    const TIME: Form = Form::new(b"00:00:00");
+    const MICROS: Form = Form::new(b"0.000000");
+    let micros = match b.len() {
+        19 => 0,
+        26 => MICROS.digits(b.get(18..26)?)?.number(2..8),
+        _ => return None,
     };
-    let (y, mo, d) = (num(0..4), num(5..7), num(8..10));
-    let (h, mi, se) = (num(11..13), num(14..16), num(17..19));
-    let micros = if b.len() == 26 { num(20..26) } else { 0 };
-    let seps = [b.get(4), b.get(7), b.get(10), b.get(13), b.get(16)] == [Some(&b'-'), Some(&b'-'), Some(&b' '), Some(&b':'), Some(&b':')];
-    if bad != 0 || !seps {
-        return None;
+    let date = DATE.digits(b.get(0..8)?)?;
+    let day = DAY.digits(b.get(8..16)?)?;
+    let time = TIME.digits(b.get(11..19)?)?;
+    instant((date.number(0..4), date.number(5..7), day.number(0..2)), (time.number(0..2), time.number(3..5), time.number(6..8)), i64::from(micros), 0)
+}
+
+/// Eight bytes of a timestamp's fixed form: '0' where a digit goes, any other byte as is.
+struct Form {
+    word: u64,
+    /// 0xFF in the bytes that hold digits.
+    digit_bytes: u64,
+}
+
+/// The digit values of a word that fits a `Form` (0 in its other bytes).
+struct Digits(u64);
+
+impl Form {
+    const fn new(form: &[u8; 8]) -> Form {
+        let mut digit_bytes = 0u64;
+        let mut i = 0;
+        while i < 8 {
+            if form[i] == b'0' {
+                digit_bytes |= 0xFF << (8 * i);
+            }
+            i += 1;
+        }
+        Form { word: u64::from_le_bytes(*form), digit_bytes }
     }
-    instant((y, mo, d), (h, mi, se), i64::from(micros), 0)
+
+    /// `w` (8 bytes) if it fits: `w ^ word` turns an ASCII digit under a '0' into its value
+    /// 0..=9 and a byte equal to the form's into 0, so `w` fits when its other bytes are 0 and
+    /// every digit byte is below 10 (its low seven bits plus 0x76 stay below 0x80, and its top
+    /// bit is clear).
+    fn digits(&self, w: &[u8]) -> Option<Digits> {
+        const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let d = words::load(w) ^ self.word;
+        let over_nine = ((d & LOW7).wrapping_add(0x7676_7676_7676_7676) | d) & HIGH;
+        ((d & !self.digit_bytes) | (over_nine & self.digit_bytes) == 0).then_some(Digits(d))
+    }
+}
+
+impl Digits {
+    /// The decimal number of the digits at byte positions `at`.
+    fn number(&self, at: std::ops::Range<u32>) -> u32 {
+        at.fold(0, |v, i| v * 10 + ((self.0 >> (8 * i)) & 0xFF) as u32)
+    }
 }
 
 /// µs since the epoch of a calendar date and time of day given `offset_secs` east of UTC;
@@ -244,6 +281,21 @@ mod tests {
         }
         assert_eq!(parse_bytes(b"2025-12-12T15:43:40Z"), parse("2025-12-12T15:43:40Z"));
         assert_eq!(parse_bytes(b"2025-12-12 15:43:40\xff"), None);
+    }
+
+    #[test]
+    fn every_one_byte_change_parses_as_the_general_path_does() {
+        for base in ["2025-12-12 15:43:40", "2025-12-12 15:43:40.123456", "1999-02-28 23:59:59.999999"] {
+            for at in 0..base.len() {
+                for byte in 0..=255u8 {
+                    let mut v = base.as_bytes().to_vec();
+                    v[at] = byte;
+                    let fast = parse_rails(&v);
+                    assert!(fast.is_none() || fast == parse_any(&v), "{:?}", String::from_utf8_lossy(&v));
+                    assert_eq!(parse_bytes(&v), parse_any(&v), "{:?}", String::from_utf8_lossy(&v));
+                }
+            }
+        }
     }
 
     #[test]
