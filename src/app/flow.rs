@@ -72,10 +72,10 @@ fn resumed(
     cx.https = https;
     gates::default_headers(cx, res);
     gates::version_headers(cx, res);
-    // One read transaction for the fill's queries, as `Ctx::handle` opens for a request's: a
-    // post's fill reads the new message, its room and members for the response and the
-    // broadcasts, and each statement on its own took and dropped the WAL read lock (two fcntl
-    // calls; a dozen per post).
+    // One read transaction for the fill's queries, as `Ctx::handle` opens for a request's:
+    // each statement on its own took and dropped the WAL read lock (two fcntl calls; a post's
+    // fill made six pairs before it learned to read nothing, `message_view::Written`). None
+    // opens if the fill runs no statement.
     cx.db.begin_lazily();
     let filled = fill(cx, res);
     if let Err(e) = cx.db.end_lazy() {

@@ -370,7 +370,7 @@ fn marked(c: u8, html: bool) -> bool {
 /// The one JSON string encoder: copies runs of plain bytes whole; `html` adds Rails' escapes
 /// of `<` `>` `&`. It jumps from one marked byte to the next a word at a time: broadcast HTML
 /// has a quote every dozen bytes or so, so most words hold one, and a byte loop through each
-/// such word cost 16 instructions a byte (a third of a post's loop-side work).
+/// such word cost 16 instructions a byte (33k for a message's stream, now 17.5k).
 fn escape(s: &[u8], html: bool, out: &mut Vec<u8>) {
     out.reserve(s.len() + s.len() / 16 + 2);
     out.push(b'"');

