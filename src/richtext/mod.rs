@@ -92,7 +92,12 @@ pub fn sanitize(html: &str) -> Safe {
 /// message (its browser controller checks nothing, its bot controller only a blank raw body);
 /// we refuse what renders empty.
 pub fn is_blank(stored_body: &str) -> bool {
-    let rendered = render_body(stored_body, &|_| None);
+    is_blank_render(&render_body(stored_body, &|_| None))
+}
+
+/// `is_blank` of a body already rendered (`render_body`, with any resolver: a mention renders
+/// as an attachment whether its user is found or not).
+pub fn is_blank_render(rendered: &Safe) -> bool {
     let dom = dom::Dom::parse(rendered.as_str());
     // Campfire's message policy drops a bare `img`: images come as attachments.
     let attached = dom.elements().into_iter().any(|id| dom.name(id) == Some(attachments::TAG));
@@ -135,6 +140,12 @@ mod tests {
             "😄",
         ] {
             assert!(!is_blank(&canonicalize_for_save(shown)), "{shown}");
+        }
+        // A post decides on its own render, whose mentions are found: the same verdicts.
+        let found = |_: &str| Some(Mention { id: 7, name: "Kevin".into(), bio: String::new(), avatar_url: "/a".into() });
+        for body in ["", "<p><br></p>", "x", "<action-text-attachment sgid=\"x\" content-type=\"application/vnd.campfire.mention\"></action-text-attachment>", "<img src=\"https://example.com/a.png\">"] {
+            let body = canonicalize_for_save(body);
+            assert_eq!(is_blank_render(&render_body(&body, &found)), is_blank(&body), "{body}");
         }
     }
 }

@@ -150,13 +150,21 @@ pub(crate) fn post(
     cmid: String,
     answer: impl FnOnce(&mut Ctx, &mut Response, &Message, &[u8]) -> Result<(), AppError> + Send + 'static,
 ) -> Result<Flow, AppError> {
-    if upload.is_none() && body.as_deref().is_none_or(richtext::is_blank) {
-        return Err(AppError::Unprocessable(BLANK));
-    }
-    let plain = {
+    // Without a file the body is rendered here, once: the render says whether it shows
+    // anything, and after the commit it is the broadcast's, with the plain text made here too.
+    let (plain, rendered) = {
         let r = Renderer::new(&cx.db, &cx.keys);
-        richtext::plain_text(body.as_deref().unwrap_or(""), &|sgid: &str| r.mention(sgid))
+        let resolve = |sgid: &str| r.mention(sgid);
+        let rendered = match (&upload, body.as_deref()) {
+            (None, Some(b)) => Some(richtext::render_body(b, &resolve)),
+            _ => None,
+        };
+        if upload.is_none() && rendered.as_ref().is_none_or(richtext::is_blank_render) {
+            return Err(AppError::Unprocessable(BLANK));
+        }
+        (richtext::plain_text(body.as_deref().unwrap_or(""), &resolve), rendered)
     };
+    let shown_plain = rendered.as_ref().map(|_| plain.clone());
     // Rails' plain text of an attachment message is its file name (search finds it by that).
     let plain = match &upload {
         Some(u) if plain.is_empty() => u.filename.clone(),
@@ -167,9 +175,8 @@ pub(crate) fn post(
     let (room_id, kind) = (room.id, room.kind);
     let pushed_room = room.clone();
     let ticket = rq.ticket();
-    // Without a file the broadcast renders from the body written, the signed-in creator and
-    // the room as read here, not from a read-back.
-    let stored = if upload.is_none() { body.clone() } else { None };
+    // Without a file the broadcast renders from the body rendered above, the signed-in creator
+    // and the room as read here, not from a read-back.
     let creator = rq.user().filter(|u| u.id == creator_id).cloned();
     let write = {
         let cmid = cmid.clone();
@@ -186,7 +193,12 @@ pub(crate) fn post(
         move |cx: &mut Ctx, res: &mut Response, created: db::Result<(i64, std::sync::Arc<[i64]>)>| -> Result<(), AppError> {
             let (id, members) = created?;
             let m = Message { id, room_id, creator_id, client_message_id: cmid, created_at: now, updated_at: now };
-            let written = stored.as_deref().map(|body| Written { body, creator: creator.as_ref(), room_name: pushed_room.name.as_deref() });
+            let written = rendered.as_ref().zip(shown_plain.as_deref()).map(|(html, plain)| Written {
+                html,
+                plain,
+                creator: creator.as_ref(),
+                room_name: pushed_room.name.as_deref(),
+            });
             let stream = announce(&cx.db, &cx.keys, kind, &m, &members, written.as_ref())?;
             crate::app::push::message_posted(cx, &pushed_room, &m);
             if let Some(hook) = hook {

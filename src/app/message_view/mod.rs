@@ -26,7 +26,7 @@ use crate::crypto::{signed_id, Keys};
 use crate::images::{THUMB_MAX_HEIGHT, THUMB_MAX_WIDTH};
 use crate::db::messages::{self, Attachment, Message, MessageRow};
 use crate::db::{self, boosts, users, Conn};
-use crate::richtext::{self, Mention};
+use crate::richtext::{self, Mention, Safe};
 use crate::views::{self, Out};
 use crate::gzip;
 use std::cell::{Cell, RefCell};
@@ -75,7 +75,7 @@ pub fn render_messages(db: &Conn, keys: &Keys, list: &[Message], out: &mut Vec<u
 /// or room query, and the fill that makes it no read transaction at all.
 pub fn render_new_message(db: &Conn, keys: &Keys, m: &Message, w: &Written<'_>, out: &mut Vec<u8>) -> db::Result<()> {
     let mut r = Renderer::new(db, keys);
-    r.new_body = Some((m.id, w.body));
+    r.new_text = Some((m.id, w.html, w.plain));
     if let Some(u) = w.creator.filter(|u| u.id == m.creator_id) {
         r.people.borrow_mut().push(Person::of(keys, u));
     }
@@ -86,12 +86,25 @@ pub fn render_new_message(db: &Conn, keys: &Keys, m: &Message, w: &Written<'_>, 
 }
 
 /// What the post that wrote a message without attachment already holds, so its render after
-/// the commit reads nothing back: the rich text written, the creator (the signed-in user) and
-/// the room's stored name (none for a direct room, named from its members).
+/// the commit reads and parses nothing again: the body as rendered for the blank check
+/// (`richtext::render_body`) and its plain text, the creator (the signed-in user) and the
+/// room's stored name (none for a direct room, named from its members).
 pub struct Written<'a> {
-    pub body: &'a str,
+    pub html: &'a Safe,
+    pub plain: &'a str,
     pub creator: Option<&'a users::User>,
     pub room_name: Option<&'a str>,
+}
+
+/// A rich-text body from its plain text: a `/play` sound, or the text as `render` makes it.
+fn text_body(plain: &str, render: impl FnOnce() -> Vec<u8>) -> Body {
+    let emoji = richtext::is_emoji_only(plain);
+    if let Some(sound) = richtext::play_sound(plain) {
+        let mut html = Vec::with_capacity(256);
+        views::messages::body_sound::render(&SoundView(sound), &mut Out::new(&mut html));
+        return Body { html, emoji };
+    }
+    Body { html: render(), emoji }
 }
 
 /// One render pass: remembers the people and room names it has looked up, so a page of 40
@@ -105,8 +118,8 @@ pub struct Renderer<'a> {
     stamps: Vec<(i64, i64)>,
     /// Room id and its display name, escaped.
     room_names: Vec<(i64, Vec<u8>)>,
-    /// A message just written without an attachment, and its stored rich text.
-    new_body: Option<(i64, &'a str)>,
+    /// A message just written without an attachment: its rendered body and plain text.
+    new_text: Option<(i64, &'a Safe, &'a str)>,
 }
 
 /// What the partial shows of a user (creator, booster, mentioned user).
@@ -130,7 +143,7 @@ impl Person {
 
 impl<'a> Renderer<'a> {
     pub fn new(db: &'a Conn, keys: &'a Keys) -> Renderer<'a> {
-        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new(), new_body: None }
+        Renderer { db, keys, people: RefCell::new(Vec::new()), stamps: Vec::new(), room_names: Vec::new(), new_text: None }
     }
 
     /// The user `id` as the partial shows them; a missing row gives an empty name and the
@@ -295,7 +308,7 @@ impl<'a> Renderer<'a> {
     fn boost_rows(&self, m: &Message) -> db::Result<Vec<(i64, i64, String)>> {
         let mut rows = Vec::new();
         // A message just written is rendered before anyone has seen it: it has no boosts.
-        if self.new_body.is_some_and(|(id, _)| id == m.id) {
+        if self.new_text.is_some_and(|(id, ..)| id == m.id) {
             return Ok(rows);
         }
         boosts::for_message(self.db, m.id, |b| {
@@ -323,27 +336,21 @@ impl<'a> Renderer<'a> {
 
     /// The body variant of spec/07 §5.3: attachment, `/play` sound, or rich text.
     fn body(&self, m: &Message) -> db::Result<Body> {
-        let stored = match self.new_body {
-            Some((id, stored)) if id == m.id => stored.to_owned(),
-            _ => {
-                if let Some(a) = messages::attachment(self.db, m.id)? {
-                    return Ok(Body { html: self.attachment(&a), emoji: false });
-                }
-                messages::body(self.db, m.id)?.unwrap_or_default()
-            }
-        };
+        if let Some((_, html, plain)) = self.new_text.filter(|(id, ..)| *id == m.id) {
+            return Ok(text_body(plain, || html.as_str().as_bytes().to_vec()));
+        }
+        if let Some(a) = messages::attachment(self.db, m.id)? {
+            return Ok(Body { html: self.attachment(&a), emoji: false });
+        }
+        let stored = messages::body(self.db, m.id)?.unwrap_or_default();
         let resolve = |sgid: &str| self.mention(sgid);
         let plain = richtext::plain_text(&stored, &resolve);
-        let emoji = richtext::is_emoji_only(&plain);
-        if let Some(sound) = richtext::play_sound(&plain) {
-            let mut html = Vec::with_capacity(256);
-            views::messages::body_sound::render(&SoundView(sound), &mut Out::new(&mut html));
-            return Ok(Body { html, emoji });
-        }
-        let safe = richtext::render_body(&stored, &resolve);
-        let mut html = Vec::with_capacity(safe.as_str().len());
-        Out::new(&mut html).html(&safe);
-        Ok(Body { html, emoji })
+        Ok(text_body(&plain, || {
+            let safe = richtext::render_body(&stored, &resolve);
+            let mut html = Vec::with_capacity(safe.as_str().len());
+            Out::new(&mut html).html(&safe);
+            html
+        }))
     }
 
     /// A mention's user for the rich-text renderer (sgid read leniently, spec/01 §8.3).

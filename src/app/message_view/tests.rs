@@ -143,6 +143,8 @@ fn a_new_message_renders_from_what_its_post_holds_as_a_read_back_does() {
     let creator = users::find(&c, d).unwrap().unwrap();
     let msg = messages::find(&c, m).unwrap().unwrap();
     let body = messages::body(&c, m).unwrap().unwrap();
+    let r = Renderer::new(&c, &keys);
+    let (html, plain) = (richtext::render_body(&body, &|s| r.mention(s)), richtext::plain_text(&body, &|s| r.mention(s)));
     let forget = || fragments::FRAGMENTS.with(|f| f.borrow_mut().map.clear());
     forget();
     let read_back = render(&c, &keys, room);
@@ -150,7 +152,7 @@ fn a_new_message_renders_from_what_its_post_holds_as_a_read_back_does() {
     // Nothing is read: a lazily begun transaction is never opened.
     c.begin_lazily();
     let mut out = Vec::new();
-    let w = Written { body: &body, creator: Some(&creator), room_name: Some("Pets & Co") };
+    let w = Written { html: &html, plain: &plain, creator: Some(&creator), room_name: Some("Pets & Co") };
     render_new_message(&c, &keys, &msg, &w, &mut out).unwrap();
     assert!(c.is_autocommit(), "no statement ran");
     c.end_lazy().unwrap();
