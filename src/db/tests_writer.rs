@@ -25,6 +25,19 @@ fn count(c: &Conn, sql: &'static str) -> i64 {
     s.int(0)
 }
 
+/// The tags stored in `t`, in insertion order, joined by commas.
+fn tags(r: &Conn) -> String {
+    let mut s = r.prepare_cached("SELECT group_concat(tag, ',') FROM (SELECT tag FROM t ORDER BY id)").unwrap();
+    assert!(s.row().unwrap());
+    s.text(0).unwrap().to_owned()
+}
+
+/// Lets the held writer go on and collects every job's report (the senders must be dropped).
+fn release<T>(release_tx: mpsc::Sender<()>, rx: mpsc::Receiver<T>) -> Vec<T> {
+    release_tx.send(()).unwrap();
+    rx.iter().collect()
+}
+
 fn start(db: &TempDb) -> Writer {
     let w = Writer::start(&db.path).unwrap();
     let (tx, rx) = mpsc::channel();
@@ -157,13 +170,10 @@ fn a_failing_first_job_of_a_batch_is_undone_alone() {
         w.submit(Job::new(move |c| insert(c, tag), move |r| t.send((tag, r.is_ok())).unwrap()));
     }
     drop(tx);
-    release_tx.send(()).unwrap();
-    let got: Vec<(&str, bool)> = rx.iter().collect();
+    let got: Vec<(&str, bool)> = release(release_tx, rx);
     assert_eq!(got, vec![("first", false), ("second", true), ("third", true)]);
     let r = db.open(Mode::ReadOnly);
-    let mut s = r.prepare_cached("SELECT group_concat(tag, ',') FROM (SELECT tag FROM t ORDER BY id)").unwrap();
-    assert!(s.row().unwrap());
-    assert_eq!(s.text(0).unwrap(), "blocker,second,third");
+    assert_eq!(tags(&r), "blocker,second,third");
 }
 
 #[test]
@@ -189,14 +199,10 @@ fn deferred_work_runs_once_per_group_in_order_and_goes_with_an_undone_job() {
         ));
     }
     drop(tx);
-    release_tx.send(()).unwrap();
-    let got: Vec<(&str, bool)> = rx.iter().collect();
+    let got: Vec<(&str, bool)> = release(release_tx, rx);
     assert_eq!(got, vec![("a", true), ("b", false), ("c", true)]);
     let r = db.open(Mode::ReadOnly);
-    let mut s = r.prepare_cached("SELECT group_concat(tag, ',') FROM (SELECT tag FROM t ORDER BY id)").unwrap();
-    assert!(s.row().unwrap());
-    assert_eq!(s.text(0).unwrap(), "blocker,a,c,a-deferred,c-deferred");
-    drop(s);
+    assert_eq!(tags(&r), "blocker,a,c,a-deferred,c-deferred");
     // Deferred work that fails undoes its whole group, reported to every job of it.
     let (tx, rx) = mpsc::channel();
     w.submit(Job::new(|c| c.defer(|c| insert(c, "a").map(|_| ())), move |r| tx.send(r.is_ok()).unwrap()));
@@ -324,14 +330,11 @@ fn a_job_that_ends_the_transaction_fails_its_batch_mates_honestly() {
     let t3 = tx.clone();
     w.submit(Job::new(|c| insert(c, "after"), move |r| t3.send(("after", r.is_ok())).unwrap()));
     drop(tx);
-    release_tx.send(()).unwrap();
-    let got: Vec<(&str, bool)> = rx.iter().collect();
+    let got: Vec<(&str, bool)> = release(release_tx, rx);
     // "before" was undone with the transaction, so it must not be reported as committed.
     assert_eq!(got, vec![("before", false), ("breaker", false), ("after", true)]);
     let r = db.open(Mode::ReadOnly);
-    let mut s = r.prepare_cached("SELECT group_concat(tag) FROM t").unwrap();
-    assert!(s.row().unwrap());
-    assert_eq!(s.text(0).unwrap(), "after");
+    assert_eq!(tags(&r), "after");
 }
 
 #[test]
