@@ -212,7 +212,7 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::net::{TcpListener, TcpStream};
-    use std::os::fd::IntoRawFd;
+    use std::os::fd::{AsFd, IntoRawFd};
     use crate::sys::Fd;
 
     fn pair() -> (Fd, TcpStream) {
@@ -220,6 +220,10 @@ mod tests {
         let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (b, _) = l.accept().unwrap();
         a.set_nonblocking(true).unwrap();
+        // Small fixed buffers, so a few MB of frames must fill the connection.
+        for end in [a.as_fd(), b.as_fd()] {
+            net::set_buffers(end, 64 * 1024).unwrap();
+        }
         (Fd::from_raw(a.into_raw_fd()), b)
     }
 

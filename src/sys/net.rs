@@ -16,10 +16,14 @@ pub fn somaxconn() -> i32 {
 }
 
 fn set_int_opt(fd: &Fd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> std::io::Result<()> {
+    set_raw_int_opt(fd.raw(), level, name, value)
+}
+
+fn set_raw_int_opt(raw: libc::c_int, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> std::io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its exact size.
     cvt(unsafe {
         libc::setsockopt(
-            fd.raw(),
+            raw,
             level,
             name,
             (&value as *const libc::c_int).cast(),
@@ -27,6 +31,16 @@ fn set_int_opt(fd: &Fd, level: libc::c_int, name: libc::c_int, value: libc::c_in
         )
     })?;
     Ok(())
+}
+
+/// Fixes a socket's send and receive buffers at `bytes` each (Linux doubles the figure), which
+/// also ends their autotuning. For tests that must see a loopback connection fill up: tuned, a
+/// receive buffer may grow to tcp_rmem's maximum (32 MiB on this machine), past what they write.
+#[cfg(test)]
+pub fn set_buffers(fd: std::os::fd::BorrowedFd<'_>, bytes: i32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    set_raw_int_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, bytes)?;
+    set_raw_int_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, bytes)
 }
 
 /// Turns on TCP keepalive probes: first after `idle_secs` of silence, then every `interval_secs`,
