@@ -131,7 +131,11 @@ fn past_the_budget_the_largest_holders_are_dropped_and_fresh_requests_are_answer
         std::thread::sleep(Duration::from_millis(100));
     };
     eprintln!("{n} flooding connections, budget 64 KiB: {drops} dropped");
-    assert!(drops >= n - 4 && drops < n, "{drops} of {n} connections dropped:\n{}", srv.stdout());
+    // All of them may go: a response in progress counts whole until sent, so a connection that
+    // the kernel took less than ~140 KB of the ~200 KB asset from is over 64 KiB by itself (it
+    // happened in one clean-clone run of 6). That shedding stops under the budget is the test
+    // above, where a budget no flood reaches drops nothing.
+    assert!(drops >= n - 4, "{drops} of {n} connections dropped:\n{}", srv.stdout());
     drop(held);
 }
 
