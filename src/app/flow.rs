@@ -98,7 +98,7 @@ impl Ctx {
         then: impl FnOnce(&mut Ctx, &mut Response, db::Result<T>) -> Result<(), AppError> + Send + 'static,
     ) -> Result<Flow, AppError> {
         let ticket = rq.ticket();
-        self.writer.submit(Job::new(work, move |result| ticket.finish(move |cx, res| then(cx, res, result))));
+        self.outbox.submit(Job::new(work, move |result| ticket.finish(move |cx, res| then(cx, res, result))));
         Ok(Flow::Parked)
     }
 

@@ -104,7 +104,7 @@ fn restore_session(cx: &mut Ctx, rq: &mut Req<'_, '_>) -> Result<(), AppError> {
         let id = found.session_id;
         let ua = rq.header(b"user-agent").map(|v| String::from_utf8_lossy(v).into_owned());
         let ip = rq.ip.to_string();
-        cx.writer.submit(Job::new(
+        cx.outbox.submit(Job::new(
             move |c| db::sessions::resume(c, id, Some(&ip), ua.as_deref(), now),
             |result| {
                 if let Err(e) = result {

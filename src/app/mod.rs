@@ -54,7 +54,7 @@ pub use request::{Current, Req};
 use crate::cache::{Cache, Stamp};
 use crate::config::Config;
 use crate::crypto::Keys;
-use crate::db::{self, Conn, Writer};
+use crate::db::{self, Conn, Outbox, Writer};
 use crate::http::{Method, Request, Response};
 use crate::server::{Call, Handler};
 use params::Params;
@@ -175,6 +175,9 @@ pub struct Ctx {
     pub env: Arc<Env>,
     pub keys: Arc<Keys>,
     pub writer: Writer,
+    /// This loop's writes, sent to the writer when the loop's turn ends (`db::writer::Outbox`).
+    /// Everything the loop thread writes goes through here; other threads use `writer`.
+    pub outbox: Outbox,
     pub worker: Worker,
     pub sign_in_limiter: Arc<RateLimiter>,
     pub password_checks: Arc<worker::Permits>,
@@ -206,6 +209,7 @@ impl Ctx {
             env: Arc::clone(&shared.env),
             keys: Arc::clone(&shared.keys),
             writer: shared.writer.clone(),
+            outbox: Outbox::new(shared.writer.clone()),
             worker: shared.worker.clone(),
             sign_in_limiter: Arc::clone(&shared.sign_in_limiter),
             password_checks: Arc::clone(&shared.password_checks),
@@ -284,6 +288,10 @@ impl Handler for Ctx {
 
     fn ws_heartbeat(&mut self, payload: &mut Vec<u8>) {
         crate::app::cable::heartbeat(payload);
+    }
+
+    fn turn_end(&mut self) {
+        self.outbox.send();
     }
 }
 

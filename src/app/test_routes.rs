@@ -94,7 +94,7 @@ fn remove_membership(cx: &mut Ctx, req: &Request, res: &mut Response, call: &mut
         return Flow::Done;
     };
     let parker = call.park();
-    cx.writer.submit(crate::db::writer::Job::new(
+    cx.outbox.submit(crate::db::writer::Job::new(
         move |c| crate::db::memberships::revoke(c, room_id, &[user_id]),
         move |r| {
             if r.is_ok() {

@@ -50,4 +50,4 @@ mod tests_writer;
 pub use conn::{Conn, Mode};
 pub use error::{Error, Result};
 pub use stmt::{Bind, Null, Step, Stmt};
-pub use writer::{epoch, DataVersion, Job, Writer};
+pub use writer::{epoch, DataVersion, Job, Outbox, Writer};

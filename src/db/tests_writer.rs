@@ -2,7 +2,7 @@
 //! read connections see (our commits, other processes' commits).
 
 use super::testing::TempDb;
-use super::writer::{epoch, DataVersion, Job, Writer};
+use super::writer::{epoch, DataVersion, Job, Outbox, Writer};
 use super::{Conn, Error, Mode, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -226,6 +226,29 @@ fn constraint_failure_is_reported_and_isolated() {
     assert!(got[2].1.as_ref().unwrap_err().is_constraint());
     let r = db.open(Mode::ReadOnly);
     assert_eq!(count(&r, "SELECT count(*) FROM t"), 3);
+}
+
+#[test]
+fn an_outbox_holds_its_jobs_until_sent_and_they_commit_together() {
+    let db = TempDb::new();
+    let w = start(&db);
+    let before = w.transactions();
+    let outbox = Outbox::new(w.clone());
+    let (tx, rx) = mpsc::channel();
+    for i in 0..5 {
+        let tx = tx.clone();
+        outbox.submit(Job::new(move |c| insert(c, &format!("o{i}")), move |r| tx.send(r.is_ok()).unwrap()));
+    }
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "nothing reaches the writer before send");
+    outbox.send();
+    let done: Vec<bool> = (0..5).map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap()).collect();
+    assert_eq!(done, [true; 5]);
+    assert_eq!(w.transactions() - before, 1, "one message, one group, one commit");
+    // Dropped with a job still held: it is sent, not lost.
+    outbox.submit(Job::new(|c| insert(c, "last"), move |r| tx.send(r.is_ok()).unwrap()));
+    drop(outbox);
+    assert!(rx.recv_timeout(Duration::from_secs(5)).unwrap());
+    assert_eq!(tags(&db.open(Mode::ReadOnly)), "o0,o1,o2,o3,o4,last");
 }
 
 #[test]

@@ -134,6 +134,8 @@ impl Drop for Job {
 
 enum Msg {
     Job(Job),
+    /// An `Outbox`'s jobs: one message, so the writer wakes once and takes them all.
+    Jobs(Vec<Job>),
     Stop(mpsc::Sender<()>),
 }
 
@@ -217,12 +219,14 @@ fn writer_main(conn: Conn, rx: mpsc::Receiver<Msg>, stats: &Stats, ckpt: Checkpo
     while stop.is_none() {
         match rx.recv() {
             Ok(Msg::Job(j)) => batch.push(j),
+            Ok(Msg::Jobs(js)) => batch.extend(js),
             Ok(Msg::Stop(ack)) => stop = Some(ack),
             Err(_) => break,
         }
         while stop.is_none() && batch.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(Msg::Job(j)) => batch.push(j),
+                Ok(Msg::Jobs(js)) => batch.extend(js),
                 Ok(Msg::Stop(ack)) => stop = Some(ack),
                 Err(_) => break,
             }
@@ -241,6 +245,46 @@ fn writer_main(conn: Conn, rx: mpsc::Receiver<Msg>, stats: &Stats, ckpt: Checkpo
     drop(conn);
     if let Some(ack) = stop {
         let _ = ack.send(());
+    }
+}
+
+/// The jobs one event-loop thread submits during a turn of its loop, handed to the writer
+/// together when the turn ends (`send`, from `Handler::turn_end`). Sent one by one, each job
+/// woke the writer, and on a machine where the loop and the writer share a core the writer
+/// then ran at once with that job alone: a commit, its WAL frames and two context switches
+/// for every post. Held to the end of the turn, the posts one turn reads commit together
+/// (issue 18: 12% less CPU per post at 16 clients). A job waits at most one turn. Not `Sync`:
+/// each loop has its own, and other threads submit to the `Writer` directly.
+pub struct Outbox {
+    writer: Writer,
+    held: std::cell::RefCell<Vec<Job>>,
+}
+
+impl Outbox {
+    pub fn new(writer: Writer) -> Outbox {
+        Outbox { writer, held: std::cell::RefCell::new(Vec::new()) }
+    }
+
+    /// Queues `job` until `send`.
+    pub fn submit(&self, job: Job) {
+        self.held.borrow_mut().push(job);
+    }
+
+    /// Hands every held job to the writer in one message (nothing when none is held).
+    pub fn send(&self) {
+        let jobs = std::mem::take(&mut *self.held.borrow_mut());
+        if !jobs.is_empty() {
+            // If the writer is gone the message comes back and dropping the jobs finishes
+            // each with an error.
+            let _ = self.writer.tx.send(Msg::Jobs(jobs));
+        }
+    }
+}
+
+impl Drop for Outbox {
+    /// A loop that stops sends what it still holds, so `Writer::stop` commits it too.
+    fn drop(&mut self) {
+        self.send();
     }
 }
 

@@ -60,6 +60,10 @@ pub trait Handler: Sized + 'static {
     /// Every `websocket::PING_MS` on each loop with sockets: fill `payload` (empty on entry)
     /// with the text of a frame to send to every open socket, or leave it empty to send none.
     fn ws_heartbeat(&mut self, _payload: &mut Vec<u8>) {}
+
+    /// The loop has handled every event of this turn and is about to wait for more: work the
+    /// handler gathered during the turn (jobs for a writer thread, say) can leave now.
+    fn turn_end(&mut self) {}
 }
 
 /// The loop's side of one handler call.

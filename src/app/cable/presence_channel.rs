@@ -59,7 +59,7 @@ fn submit(
     work: impl FnOnce(&db::Conn) -> db::Result<bool> + Send + 'static,
     then: impl FnOnce(bool) + Send + 'static,
 ) {
-    cx.writer.submit(Job::new(work, move |r| match r {
+    cx.outbox.submit(Job::new(work, move |r| match r {
         Ok(found) => then(found),
         Err(e) => eprintln!("cable: presence {what} failed: {e}"),
     }));

@@ -210,7 +210,7 @@ pub(crate) fn post(
     // Without a file the message goes straight to the writer; with one, the worker stores it
     // first and hands the rows to the writer itself.
     let Some(upload) = upload else {
-        cx.writer.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
+        cx.outbox.submit(Job::new(move |c| write(c, None), move |r| ticket.finish(move |cx, res| then(cx, res, r))));
         return Ok(Flow::Parked);
     };
     let (root, writer, route) = (cx.config.storage_path.clone(), cx.writer.clone(), rq.route.name);

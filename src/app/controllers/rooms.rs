@@ -48,7 +48,7 @@ pub fn show(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<Fl
     // writer does it without holding the response.
     if db::rooms::is_unread(&cx.db, room.id, user.id)? {
         let (room_id, user_id) = (room.id, user.id);
-        cx.writer.submit(Job::new(move |c: &Conn| db::rooms::mark_read(c, room_id, user_id), |_| {}));
+        cx.outbox.submit(Job::new(move |c: &Conn| db::rooms::mark_read(c, room_id, user_id), |_| {}));
     }
     let invitation = invitation_shown(&cx.db, room.id)?;
     let chrome = layout::Chrome::of(cx, rq);

@@ -10,7 +10,7 @@ use crate::app::translations::{self, Phrase};
 use crate::app::layout::{self, Chrome, Page};
 use crate::app::{cookies, respond, AppError, Ctx, Flow, Req, Ticket};
 use crate::crypto::cookies::Session;
-use crate::db::{self, Job, Writer};
+use crate::db::{self, Job};
 use crate::http::Response;
 use crate::views::{self, Out};
 
@@ -73,7 +73,7 @@ pub fn create(cx: &mut Ctx, rq: &mut Req<'_, '_>, res: &mut Response) -> Result<
             });
             return;
         };
-        start.start(&writer, user_id, ticket);
+        start.start(|job| writer.submit(job), user_id, ticket);
     });
     if !queued {
         eprintln!("app: sessions#create: worker queue full, answering 503");
@@ -101,13 +101,13 @@ impl SessionStart {
     /// Rails' `start_new_session_for` + `redirect_to post_authenticating_url`: inserts a session
     /// row for `user_id` through the writer, then answers through `ticket` with the new
     /// `session_token` cookie and a 302 to the stored `return_to` (or `/`). Callable from any
-    /// thread (the loop, or the worker after a password check).
-    pub fn start(self, writer: &Writer, user_id: i64, ticket: Ticket) {
+    /// thread: `submit` is the loop's outbox or, on the worker after a password check, the writer.
+    pub fn start(self, submit: impl FnOnce(Job), user_id: i64, ticket: Ticket) {
         let SessionStart { mut session, ip, user_agent } = self;
         let token = new_session_token();
         let job_token = token.clone();
         let now = db::time::now_us();
-        writer.submit(Job::new(
+        submit(Job::new(
             move |c| db::sessions::create(c, user_id, &job_token, Some(ip.as_str()), user_agent.as_deref(), now),
             move |created| {
                 ticket.finish(move |cx, res| {

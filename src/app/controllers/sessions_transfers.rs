@@ -37,7 +37,7 @@ pub fn update(cx: &mut Ctx, rq: &mut Req<'_, '_>, _res: &mut Response) -> Result
     };
     let start = SessionStart::of(cx, rq);
     let ticket = rq.ticket();
-    start.start(&cx.writer, user.id, ticket);
+    start.start(|job| cx.outbox.submit(job), user.id, ticket);
     Ok(Flow::Parked)
 }
 

@@ -327,6 +327,7 @@ impl<H: Handler> Loop<H> {
             if !self.dirty.is_empty() {
                 self.flush_dirty();
             }
+            self.handler.turn_end();
             if self.now >= self.log.deadline() {
                 self.log.flush();
             }
