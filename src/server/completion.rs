@@ -23,13 +23,20 @@ pub(super) struct Queue<H> {
 }
 
 impl<H> Queue<H> {
+    /// Queues `d` and rings the loop, unless items are already waiting: the loop was rung for
+    /// those and takes this one with them (it drains the bell before it swaps the queue out).
+    /// A writer finishing a group of N jobs so rings once, not N times.
     fn push(&self, d: Done<H>) {
+        let mut was_empty = true;
         // A poisoned lock means a loop thread panicked, which aborts release builds; in tests the
         // item is simply lost with that loop.
         if let Ok(mut items) = self.items.lock() {
+            was_empty = items.is_empty();
             items.push(d);
         }
-        self.bell.ring();
+        if was_empty {
+            self.bell.ring();
+        }
     }
 }
 
@@ -58,5 +65,23 @@ impl<H: Handler> Drop for Parker<H> {
         if !self.resumed {
             self.queue.push(Done { token: self.token, fill: None });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_rings_once_until_the_loop_swaps_it_out() {
+        let queue: Queue<()> = Queue { loop_index: 0, items: Mutex::new(Vec::new()), bell: Arc::new(EventFd::new().unwrap()) };
+        for token in 1..=3 {
+            queue.push(Done { token, fill: None });
+        }
+        assert_eq!(queue.bell.drain(), 1, "items already waiting need no second ring");
+        let taken = std::mem::take(&mut *queue.items.lock().unwrap());
+        assert_eq!(taken.iter().map(|d| d.token).collect::<Vec<_>>(), [1, 2, 3]);
+        queue.push(Done { token: 4, fill: None });
+        assert_eq!(queue.bell.drain(), 1, "after the swap, the next push rings again");
     }
 }

@@ -30,12 +30,13 @@ impl EventFd {
         }
     }
 
-    /// Resets the counter so the next ring wakes the loop again.
-    pub fn drain(&self) {
+    /// Resets the counter so the next ring wakes the loop again; returns the rings it held.
+    pub fn drain(&self) -> u64 {
         let mut v: u64 = 0;
-        // SAFETY: reads 8 bytes into a valid u64; EAGAIN (nothing to drain) is harmless.
+        // SAFETY: reads 8 bytes into a valid u64; EAGAIN (nothing to drain) leaves it 0.
         unsafe {
             libc::read(self.fd.raw(), (&mut v as *mut u64).cast(), 8);
         }
+        v
     }
 }
