@@ -36,6 +36,11 @@ impl Conn {
             ffi::SQLITE_OPEN_READWRITE
         };
         let mut db = ptr::null_mut();
+        // SAFETY: the library is built without automatic initialization (.cargo/config.toml);
+        // sqlite3_initialize is thread-safe and does nothing after its first success.
+        if unsafe { ffi::sqlite3_initialize() } != ffi::SQLITE_OK {
+            return Err("sqlite3_initialize failed".to_owned());
+        }
         // SAFETY: `c` is a valid NUL-terminated string and `db` a valid out-pointer.
         let rc = unsafe { ffi::sqlite3_open_v2(c.as_ptr(), &mut db, flags, ptr::null()) };
         let conn = Conn { db };
