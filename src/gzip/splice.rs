@@ -43,9 +43,11 @@ const GLUE_MAX: usize = GLUE_CACHE_BYTES / 4;
 /// made for it so far.
 pub struct Part {
     bytes: Box<[u8]>,
-    crc: u32,
-    /// `crc32::shift(bytes.len())`: combining this part's CRC is one multiplication.
-    shift: u32,
+    /// The CRC-32 of `bytes` and `crc32::shift(bytes.len())` (combining this part's CRC is then
+    /// one multiplication), made by the first gzip response that uses the part: a posted
+    /// message's part is made for the room page's fragment cache, and many are never sent
+    /// compressed.
+    crc: Cell<Option<(u32, u32)>>,
     /// Unique among this thread's parts; names the predecessor a piece was compressed after.
     serial: u64,
     /// (predecessor's serial or 0 for a fresh window, piece); oldest first.
@@ -53,14 +55,26 @@ pub struct Part {
 }
 
 impl Part {
-    /// A part holding `bytes`. Costs one CRC pass over them; pieces are made when first needed.
+    /// A part holding `bytes`. Its CRC and pieces are made when first needed.
     pub fn new(bytes: Box<[u8]>) -> Rc<Part> {
         let serial = SERIAL.with(|s| {
             let n = s.get() + 1;
             s.set(n);
             n
         });
-        Rc::new(Part { crc: crc32(0, &bytes), shift: shift(bytes.len() as u64), bytes, serial, pieces: RefCell::new(Vec::new()) })
+        Rc::new(Part { crc: Cell::new(None), bytes, serial, pieces: RefCell::new(Vec::new()) })
+    }
+
+    /// The CRC-32 of the part's bytes and its shift, computed once.
+    fn crc(&self) -> (u32, u32) {
+        match self.crc.get() {
+            Some(c) => c,
+            None => {
+                let c = (crc32(0, &self.bytes), shift(self.bytes.len() as u64));
+                self.crc.set(Some(c));
+                c
+            }
+        }
     }
 
     /// The part's bytes.
@@ -149,7 +163,8 @@ pub(super) fn splice(body: &[u8], marks: &[(usize, Rc<Part>)], enc: &mut Gzip, o
             prev = None;
         }
         part.append_piece(prev, enc, out);
-        crc = combine_shifted(crc, part.crc, part.shift);
+        let (part_crc, part_shift) = part.crc();
+        crc = combine_shifted(crc, part_crc, part_shift);
         cursor = end;
         prev = Some(part);
         spliced += 1;
