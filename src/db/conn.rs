@@ -147,9 +147,15 @@ impl Conn {
             Mode::ReadWrite => ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
             Mode::ReadOnly => ffi::SQLITE_OPEN_READONLY,
         };
+        // Read connections keep their mapping of the file across commits (db::keep_map).
+        let vfs = match mode {
+            Mode::ReadOnly => super::keep_map::name().map_or(ptr::null(), CStr::as_ptr),
+            Mode::ReadWrite => ptr::null(),
+        };
         let mut db: *mut ffi::sqlite3 = ptr::null_mut();
-        // SAFETY: cpath is NUL-terminated and outlives the call; db is a valid out-pointer.
-        let rc = unsafe { ffi::sqlite3_open_v2(cpath.as_ptr(), &mut db, flags, ptr::null()) };
+        // SAFETY: cpath is NUL-terminated and outlives the call; db is a valid out-pointer;
+        // vfs is NULL (the default) or the name of a registered VFS, static.
+        let rc = unsafe { ffi::sqlite3_open_v2(cpath.as_ptr(), &mut db, flags, vfs) };
         if rc != ffi::SQLITE_OK {
             let err = if db.is_null() {
                 Error::new(rc, "cannot allocate a connection")

@@ -22,6 +22,7 @@ pub mod schema;
 pub mod writer;
 pub mod wal_index;
 pub mod fault;
+mod keep_map;
 
 pub mod accounts;
 pub mod auth;

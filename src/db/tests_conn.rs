@@ -243,3 +243,42 @@ fn a_lazy_read_transaction_opens_with_the_first_statement() {
     assert!(!r.is_autocommit());
     r.end_lazy().unwrap();
 }
+
+#[test]
+fn a_read_connection_keeps_its_mapping_while_the_file_keeps_its_size() {
+    use super::keep_map::{KEPT, PASSED};
+    use super::testing::one_int;
+    use std::sync::atomic::Ordering::Relaxed;
+    let db = TempDb::new();
+    let w = db.open(Mode::ReadWrite);
+    w.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT NOT NULL)").unwrap();
+    w.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t (s) SELECT printf('%.2000c', 'a') FROM n").unwrap();
+    w.exec("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    let r = db.open(Mode::ReadOnly);
+    let total = |c: &super::Conn| one_int(c, "SELECT count(*) * 1000000 + sum(length(s)) FROM t");
+    assert_eq!(total(&r), 200 * 1_000_000 + 200 * 2000);
+    // Commits that only reach the WAL leave the file's size alone: after the first (whose
+    // unmap goes through and notes the size), the mapping stays.
+    let mut kept = 0;
+    for n in 1..=10 {
+        w.exec("INSERT INTO t (s) VALUES ('b')").unwrap();
+        if n == 2 {
+            kept = KEPT.load(Relaxed);
+        }
+        assert_eq!(total(&r), (200 + n) * 1_000_000 + 200 * 2000 + n, "every commit is seen");
+    }
+    assert!(KEPT.load(Relaxed) - kept >= 9, "nine commits, nine unmaps skipped");
+    // The file grows (a checkpoint copies new pages into it): the unmap goes through, and
+    // the new pages read right.
+    let passed = PASSED.load(Relaxed);
+    w.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO t (s) SELECT printf('%.3000c', 'c') FROM n").unwrap();
+    w.exec("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    assert_eq!(total(&r), 310 * 1_000_000 + 200 * 2000 + 10 + 100 * 3000);
+    assert!(PASSED.load(Relaxed) > passed, "a new size is mapped anew");
+    // The file shrinks (VACUUM, then a checkpoint truncates it): nothing reads past its end.
+    w.exec("DELETE FROM t WHERE length(s) > 1").unwrap();
+    w.exec("VACUUM").unwrap();
+    w.exec("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    assert_eq!(total(&r), 10 * 1_000_000 + 10);
+    assert_eq!(one_int(&r, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
