@@ -115,9 +115,18 @@ fn listen_v4(port: u16, backlog: i32) -> std::io::Result<Fd> {
     Ok(fd)
 }
 
+/// The most bytes a connection's kernel send queue takes beyond what is in flight to the peer
+/// (`TCP_NOTSENT_LOWAT`). Without it the queue autotunes to megabytes even for a peer that
+/// never reads (loopback starts with ten 64 KiB segments), and a thousand such connections
+/// pipelining page requests made the loop copy gigabytes into the kernel: fresh requests
+/// waited 3–8 s. What is in flight still grows with the connection, so a reading client's
+/// throughput is unchanged; what a client does not take stays in the loop's output buffer,
+/// which the output budget bounds.
+const NOTSENT_LOWAT: i32 = 128 * 1024;
+
 /// Accepts one pending connection as a non-blocking, close-on-exec socket with TCP_NODELAY (our
-/// responses leave in one writev, so Nagle would only add delay). `Ok(None)` when none is
-/// pending.
+/// responses leave in one writev, so Nagle would only add delay) and `NOTSENT_LOWAT`.
+/// `Ok(None)` when none is pending.
 pub fn accept(listener: &Fd) -> std::io::Result<Option<(Fd, IpAddr)>> {
     // SAFETY: sockaddr_storage is plain data large enough for any address family.
     let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
@@ -139,6 +148,8 @@ pub fn accept(listener: &Fd) -> std::io::Result<Option<(Fd, IpAddr)>> {
     let fd = Fd::from_raw(raw);
     // Failure only costs latency, never correctness.
     let _ = set_int_opt(&fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
+    // Failure only costs what the kernel may hold for a peer that does not read.
+    let _ = set_int_opt(&fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, NOTSENT_LOWAT);
     Ok(Some((fd, peer_ip(&ss))))
 }
 
@@ -218,5 +229,34 @@ pub fn shutdown_write(fd: &Fd) {
     // SAFETY: plain system call on a descriptor we own; failure (peer already gone) is harmless.
     unsafe {
         libc::shutdown(fd.raw(), libc::SHUT_WR);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn a_peer_that_does_not_read_gets_a_bounded_kernel_queue() {
+        let listener = listen(0, 16).unwrap();
+        let port = local_port(&listener).unwrap();
+        let peer = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        set_buffers(peer.as_fd(), 4096).unwrap();
+        let (fd, _) = loop {
+            if let Some(accepted) = accept(&listener).unwrap() {
+                break accepted;
+            }
+        };
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut queued = 0;
+        while let Ok(n) = writev(&fd, &[&chunk]) {
+            queued += n;
+            assert!(queued < 64 << 20, "the kernel never stopped taking bytes");
+        }
+        // Autotuned, loopback's queue took 4 MiB here; the low-water mark
+        // keeps it near NOTSENT_LOWAT plus the peer's small window.
+        assert!(queued < 512 * 1024, "{queued} bytes queued for a peer that reads nothing");
+        drop(peer);
     }
 }
