@@ -417,7 +417,7 @@ fn a_stream_of_commits_keeps_the_wal_short_while_readers_come_and_go() {
     // a rewind gives up (20 ms of readers) whenever the machine is loaded: its length is a flaky
     // measure. What the writer promises is that the WAL starts over; SQLite counts each start-over
     // in the WAL header's checkpoint sequence number (bytes 12..16, big-endian). The ~10,000
-    // frames written here pass `RESTART_FRAMES` some 18 times: without the rewind it stays 0.
+    // frames written here pass `RESTART_FRAMES` some 35 times: without the rewind it stays 0.
     let wal = std::fs::read(format!("{}-wal", db.path)).unwrap();
     let restarts = u32::from_be_bytes([wal[12], wal[13], wal[14], wal[15]]);
     assert!(restarts >= 3, "the WAL started over {restarts} times and grew to {} bytes", wal.len());

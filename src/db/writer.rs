@@ -33,17 +33,15 @@ use std::time::Duration;
 /// Most jobs committed in one transaction (bounds the latency of the first one).
 pub const MAX_BATCH: usize = 512;
 /// Checkpoint after this many commits...
-pub const CHECKPOINT_EVERY: u64 = 512;
-/// ...or once the WAL holds this many frames (about 2 MiB of 4 KiB pages). The WAL is rewritten
-/// all the time, so it stays in the page cache: in a 15 MB container a 4 MiB one left too little
-/// room for the executable's code, which thrashed (docs/bench.md "Memory"). Each checkpoint
-/// syncs the WAL and the database file, and under a stream of posts that was 10% of the CPU
-/// with 1 MiB; 2 MiB halves it and still fits (issue 18)...
-pub const CHECKPOINT_FRAMES: u64 = 512;
+pub const CHECKPOINT_EVERY: u64 = 256;
+/// ...or once the WAL holds this many frames (about 1 MiB of 4 KiB pages: the WAL is rewritten
+/// all the time, so it stays in the page cache, and in a 15 MB container a 4 MiB one left too
+/// little room for the executable's code, which thrashed: docs/bench.md "Memory")...
+pub const CHECKPOINT_FRAMES: u64 = 256;
 /// ...or this long after the first commit not yet checkpointed.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(2);
 /// A WAL this long (frames) after a passive checkpoint is rewound with a RESTART checkpoint.
-const RESTART_FRAMES: i32 = 512;
+const RESTART_FRAMES: i32 = 256;
 /// How long a RESTART checkpoint waits for readers still using the WAL (another process's
 /// open read transaction, say) before it gives up until next time: the writer waits meanwhile.
 const RESTART_WAIT_MS: i32 = 20;
