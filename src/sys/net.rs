@@ -65,6 +65,15 @@ pub fn listen(port: u16, backlog: i32) -> std::io::Result<Fd> {
     }
 }
 
+/// The most bytes a connection's kernel send queue takes beyond what is in flight to the peer
+/// (`TCP_NOTSENT_LOWAT`). Without it the queue autotunes to megabytes even for a peer that
+/// never reads (loopback starts with ten 64 KiB segments), and a thousand such connections
+/// pipelining page requests made the loop copy gigabytes into the kernel: fresh requests
+/// waited 3–8 s. What is in flight still grows with the connection, so a reading client's
+/// throughput is unchanged; what a client does not take stays in the loop's output buffer,
+/// which the output budget bounds.
+const NOTSENT_LOWAT: i32 = 128 * 1024;
+
 fn new_socket(domain: libc::c_int) -> std::io::Result<Fd> {
     // SAFETY: plain system call, no pointers.
     let raw = cvt(unsafe {
@@ -73,6 +82,10 @@ fn new_socket(domain: libc::c_int) -> std::io::Result<Fd> {
     let fd = Fd::from_raw(raw);
     set_int_opt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
     set_int_opt(&fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    // Set once here: every connection accepted from the listener inherits it (the test below
+    // checks it on an accepted one). Failure only costs what the kernel may hold for a peer
+    // that does not read.
+    let _ = set_int_opt(&fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, NOTSENT_LOWAT);
     Ok(fd)
 }
 
@@ -115,18 +128,9 @@ fn listen_v4(port: u16, backlog: i32) -> std::io::Result<Fd> {
     Ok(fd)
 }
 
-/// The most bytes a connection's kernel send queue takes beyond what is in flight to the peer
-/// (`TCP_NOTSENT_LOWAT`). Without it the queue autotunes to megabytes even for a peer that
-/// never reads (loopback starts with ten 64 KiB segments), and a thousand such connections
-/// pipelining page requests made the loop copy gigabytes into the kernel: fresh requests
-/// waited 3–8 s. What is in flight still grows with the connection, so a reading client's
-/// throughput is unchanged; what a client does not take stays in the loop's output buffer,
-/// which the output budget bounds.
-const NOTSENT_LOWAT: i32 = 128 * 1024;
-
 /// Accepts one pending connection as a non-blocking, close-on-exec socket with TCP_NODELAY (our
-/// responses leave in one writev, so Nagle would only add delay) and `NOTSENT_LOWAT`.
-/// `Ok(None)` when none is pending.
+/// responses leave in one writev, so Nagle would only add delay), and `NOTSENT_LOWAT` from the
+/// listener. `Ok(None)` when none is pending.
 pub fn accept(listener: &Fd) -> std::io::Result<Option<(Fd, IpAddr)>> {
     // SAFETY: sockaddr_storage is plain data large enough for any address family.
     let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
@@ -148,8 +152,6 @@ pub fn accept(listener: &Fd) -> std::io::Result<Option<(Fd, IpAddr)>> {
     let fd = Fd::from_raw(raw);
     // Failure only costs latency, never correctness.
     let _ = set_int_opt(&fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
-    // Failure only costs what the kernel may hold for a peer that does not read.
-    let _ = set_int_opt(&fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, NOTSENT_LOWAT);
     Ok(Some((fd, peer_ip(&ss))))
 }
 
@@ -254,8 +256,8 @@ mod tests {
             queued += n;
             assert!(queued < 64 << 20, "the kernel never stopped taking bytes");
         }
-        // Autotuned, loopback's queue took 4 MiB here; the low-water mark
-        // keeps it near NOTSENT_LOWAT plus the peer's small window.
+        // Autotuned, loopback's queue took 4 MiB here; the low-water mark the accepted socket
+        // inherits from the listener keeps it near NOTSENT_LOWAT plus the peer's small window.
         assert!(queued < 512 * 1024, "{queued} bytes queued for a peer that reads nothing");
         drop(peer);
     }
