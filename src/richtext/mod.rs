@@ -98,10 +98,39 @@ pub fn is_blank(stored_body: &str) -> bool {
 /// `is_blank` of a body already rendered (`render_body`, with any resolver: a mention renders
 /// as an attachment whether its user is found or not).
 pub fn is_blank_render(rendered: &Safe) -> bool {
+    if shows_bare_text(rendered.as_str()) {
+        return false;
+    }
     let dom = dom::Dom::parse(rendered.as_str());
     // Campfire's message policy drops a bare `img`: images come as attachments.
     let attached = dom.elements().into_iter().any(|id| dom.name(id) == Some(attachments::TAG));
     !attached && plain_text::of_dom(&dom, &|_| None).trim().is_empty()
+}
+
+/// Whether a render is bare text inside its wrapper — no element at all, as most chat lines
+/// are — with a visible ASCII character outside any character reference: then its plain text
+/// is not blank, decided without parsing the render again. Renders escape every `<` and `&`
+/// of text, so a `<` starts an element and a `&` a reference. Anything else says false and
+/// leaves the answer to the parse.
+fn shows_bare_text(html: &str) -> bool {
+    let Some(inner) = html.strip_prefix("<div class=\"trix-content\">").and_then(|s| s.strip_suffix("</div>")) else {
+        return false;
+    };
+    if inner.contains('<') {
+        return false;
+    }
+    let mut in_reference = false;
+    inner.bytes().any(|b| match b {
+        b'&' => {
+            in_reference = true;
+            false
+        }
+        b';' if in_reference => {
+            in_reference = false;
+            false
+        }
+        _ => !in_reference && b.is_ascii_graphic(),
+    })
 }
 
 /// Renders a stored message body for the "text" presentation (spec/07 §5.3): the solo-link and
@@ -124,6 +153,25 @@ pub fn render_body(stored_body: &str, resolve: &dyn Fn(&str) -> Option<Mention>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bare_text_shortcut_never_disagrees_with_the_parse() {
+        let slow = |r: &Safe| {
+            let dom = dom::Dom::parse(r.as_str());
+            !dom.elements().into_iter().any(|id| dom.name(id) == Some(attachments::TAG)) && plain_text::of_dom(&dom, &|_| None).trim().is_empty()
+        };
+        let bodies = ["fanout bmk1z", " x ", "&nbsp;", " &nbsp; &#32; ", "a &amp; b", "&lt;", ";", "\u{3000}", "tab\there", "<p>hi</p>", "", "\n\n"];
+        let mut taken = 0;
+        for body in bodies {
+            let r = render_body(&canonicalize_for_save(body), &|_| None);
+            if shows_bare_text(r.as_str()) {
+                taken += 1;
+                assert!(!slow(&r), "{body:?} renders {:?}", r.as_str());
+            }
+            assert_eq!(is_blank_render(&r), slow(&r), "{body:?}");
+        }
+        assert_eq!(taken, 5, "the shortcut takes the plain lines");
+    }
 
     #[test]
     fn blank_is_what_renders_empty() {
