@@ -290,6 +290,10 @@ impl Handler for Ctx {
         crate::app::cable::heartbeat(payload);
     }
 
+    fn holds_work(&self) -> bool {
+        self.outbox.holds_jobs()
+    }
+
     fn turn_end(&mut self) {
         self.outbox.send();
     }

@@ -61,8 +61,14 @@ pub trait Handler: Sized + 'static {
     /// with the text of a frame to send to every open socket, or leave it empty to send none.
     fn ws_heartbeat(&mut self, _payload: &mut Vec<u8>) {}
 
-    /// The loop has handled every event of this turn and is about to wait for more: work the
-    /// handler gathered during the turn (jobs for a writer thread, say) can leave now.
+    /// Whether the handler holds work gathered in earlier turns (jobs for a writer thread, say)
+    /// that `turn_end` would send.
+    fn holds_work(&self) -> bool {
+        false
+    }
+
+    /// The loop is about to wait for events and none is ready at once (or it will not hold the
+    /// work longer): what the handler gathered can leave now.
     fn turn_end(&mut self) {}
 }
 

@@ -157,3 +157,71 @@ fn heads_beyond_the_small_header_array_are_parsed_in_full() {
         }
     }
 }
+
+/// Parks every request and holds its parker until `turn_end`, which reports how many it
+/// releases together and answers them: the app's jobs for the writer, in miniature. The first
+/// request keeps the loop busy until the test says go, so more arrive meanwhile.
+struct Holding {
+    held: Vec<Parker<Holding>>,
+    batches: mpsc::Sender<usize>,
+    first: Option<(mpsc::Sender<()>, mpsc::Receiver<()>)>,
+}
+
+impl Handler for Holding {
+    type Socket = ();
+    fn handle(&mut self, _req: &Request, _res: &mut Response, cx: &mut Call<Self>) -> Flow {
+        if let Some((started, go)) = self.first.take() {
+            started.send(()).unwrap();
+            go.recv().unwrap();
+        }
+        self.held.push(cx.park());
+        Flow::Parked
+    }
+
+    fn holds_work(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    fn turn_end(&mut self) {
+        let _ = self.batches.send(self.held.len());
+        for p in self.held.drain(..) {
+            p.resume(|_: &mut Holding, res: &mut Response| res.body().extend_from_slice(b"released"));
+        }
+    }
+}
+
+#[test]
+fn work_held_while_requests_keep_arriving_leaves_in_one_batch() {
+    let (batches_tx, batches) = mpsc::channel();
+    let (started_tx, started) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let first = std::sync::Mutex::new(Some((started_tx, go_rx)));
+    let batches_tx = std::sync::Mutex::new(batches_tx);
+    let cfg = config();
+    serve(
+        &cfg,
+        None,
+        |_| Holding { held: Vec::new(), batches: batches_tx.lock().unwrap().clone(), first: first.lock().unwrap().take() },
+        |port, stop| {
+            let request = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+            let mut first = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            first.write_all(request).unwrap();
+            started.recv_timeout(Duration::from_secs(5)).unwrap();
+            // While the loop is busy with the first request, nine more arrive.
+            let mut others: Vec<TcpStream> = (0..9).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+            for s in &mut others {
+                s.write_all(request).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            go.send(()).unwrap();
+            for s in std::iter::once(&mut first).chain(&mut others) {
+                let got = read_until(s, &["released"]);
+                assert!(got.starts_with("HTTP/1.1 200 "), "{got}");
+            }
+            stop.trigger();
+        },
+    )
+    .unwrap();
+    let sizes: Vec<usize> = batches.try_iter().collect();
+    assert_eq!(sizes, [10], "held through the turns that had events, released when none was ready");
+}

@@ -87,6 +87,8 @@ const IDLE_TRIM_MS: u64 = 1_000;
 /// at its other connections (a post must not wait for a whole fan-out), and the sockets later
 /// in the list collect more frames for their one writev.
 const FLUSH_BATCH: usize = 32;
+/// Turns a loop may hold the handler's work (`Loop::wait`) while events keep coming.
+const HOLD_TURNS: u32 = 4;
 /// A socket holding this many unsent frames means fan-out is falling behind: the loop then
 /// flushes every waiting socket before it takes new work, which bounds every queue. 64 let the
 /// queues of 1,000 sockets under fan-out reach 128-slot deques (2 MB at once, RssAnon 8.2 MB),
@@ -188,6 +190,7 @@ impl<H: Handler> Setup<H> {
             sockets: 0,
             next_ping: u64::MAX,
             log: AccessLog::new(self.log),
+            held_turns: 0,
             now: now_ms(),
             next_sweep: u64::MAX,
             accept_paused_until: 0,
@@ -252,6 +255,8 @@ struct Loop<H: Handler> {
     sockets: usize,
     next_ping: u64,
     log: AccessLog,
+    /// Turns the handler's work has been held so far (`wait`).
+    held_turns: u32,
     /// Monotonic ms at the top of this iteration.
     now: u64,
     next_sweep: u64,
@@ -299,7 +304,7 @@ impl<H: Handler> Loop<H> {
             } else {
                 wake.saturating_sub(now_ms()).min(i32::MAX as u64) as i32
             };
-            let n = self.epoll.wait(&mut events, timeout)?;
+            let n = self.wait(&mut events, timeout)?;
             self.now = now_ms();
             if n > 0 {
                 self.trim_at = self.now + IDLE_TRIM_MS;
@@ -327,7 +332,6 @@ impl<H: Handler> Loop<H> {
             if !self.dirty.is_empty() {
                 self.flush_dirty();
             }
-            self.handler.turn_end();
             if self.now >= self.log.deadline() {
                 self.log.flush();
             }
@@ -340,6 +344,26 @@ impl<H: Handler> Loop<H> {
         }
         self.log.flush();
         Ok(())
+    }
+
+    /// Waits for events. Work the handler holds (jobs for the writer) leaves only when no
+    /// event is ready at once, so the requests of a burst join one group, commit together and
+    /// cost one hand-over; it leaves at once when output waits (`timeout` 0: the writer's
+    /// commits must overlap a fan-out's flushes, or each flush carries fewer messages), and
+    /// is never held past `HOLD_TURNS` turns.
+    fn wait(&mut self, events: &mut [Event], timeout: i32) -> std::io::Result<usize> {
+        if self.handler.holds_work() {
+            if timeout != 0 && self.held_turns < HOLD_TURNS {
+                let n = self.epoll.wait(events, 0)?;
+                if n > 0 {
+                    self.held_turns += 1;
+                    return Ok(n);
+                }
+            }
+            self.handler.turn_end();
+            self.held_turns = 0;
+        }
+        self.epoll.wait(events, timeout)
     }
 
     fn accept_all(&mut self) {
